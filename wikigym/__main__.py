@@ -1,0 +1,5 @@
+import sys
+
+from wikigym.cli import main
+
+sys.exit(main())

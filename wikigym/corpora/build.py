@@ -1,0 +1,475 @@
+"""Build a snapshot: stream sources, parse in worker processes, write tables and index.
+
+Data flow (bounded memory):
+
+1. Readers stream records in a fixed order; batches go to N worker processes
+   (:func:`wikigym.corpora.pagebuild.process_batch`) with at most ``2 * N`` batches in
+   flight, and come back in submission order, so ids never depend on worker timing.
+2. The main process assigns dense ``doc_id`` and ``passage_id`` in that order, appends
+   passages to ``passages.parquet`` and the Tantivy index, and stages articles,
+   redirects, links and facts.
+3. DuckDB resolves redirects and link/fact targets out of core and writes the final
+   tables in a total order, in fixed row groups (see :mod:`wikigym.corpora.tables`).
+4. Hashes, manifest, and an atomic rename of the temporary sibling directory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import shutil
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from tqdm import tqdm
+
+from wikigym import __version__
+from wikigym.corpora.index import IndexConfig, PassageIndexWriter
+from wikigym.corpora.manifest import (
+    FORMAT_VERSION,
+    INDEX_DIR,
+    TABLE_FILES,
+    compute_snapshot_id,
+    file_sizes,
+    hash_files,
+    write_manifest,
+)
+from wikigym.corpora.pagebuild import ArticleRows, RedirectRow, process_batch
+from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
+from wikigym.corpora.sources import BuildSource
+from wikigym.corpora.tables import (
+    ARTICLES,
+    ARTICLES_STAGE,
+    FACTS,
+    FACTS_STAGE,
+    LINKS,
+    LINKS_STAGE,
+    PASSAGES,
+    REDIRECTS_STAGE,
+    TableWriter,
+)
+from wikigym.errors import BuildError
+
+MAX_SKIPPED_NAMED = 10_000
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """How to build a snapshot.
+
+    Attributes:
+        passage_words: Target words per passage (changes the content and the id).
+        threads: Worker processes for parsing and Tantivy writer threads; never changes
+            the content or the search results.
+        index: Index settings (part of the id).
+        batch_pages: Pages per batch sent to a worker.
+        duckdb_memory: Memory limit of the resolution step (spills to disk beyond it).
+    """
+
+    passage_words: int = 100
+    threads: int = 1
+    index: IndexConfig = field(default_factory=IndexConfig)
+    batch_pages: int = 64
+    duckdb_memory: str = "2GB"
+
+    def content_config(self) -> dict[str, Any]:
+        return {"passage_words": self.passage_words, "index": self.index.to_dict()}
+
+
+@dataclass
+class BuildReport:
+    """Counts of one build; the skipped pages are named (up to 10,000)."""
+
+    pages_read: int = 0
+    pages_skipped: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    redirects: int = 0
+    articles: int = 0
+    passages: int = 0
+    links: int = 0
+    links_resolved: int = 0
+    facts: int = 0
+    input_bytes: int = 0
+    seconds: float = 0.0
+    snapshot_id: str = ""
+    out: str = ""
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.input_bytes / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "pages_read": self.pages_read,
+            "pages_skipped": self.pages_skipped,
+            "redirects": self.redirects,
+            "articles": self.articles,
+            "passages": self.passages,
+            "links": self.links,
+            "links_resolved": self.links_resolved,
+            "facts": self.facts,
+        }
+
+    def summary(self) -> str:
+        """A short human report."""
+        lines = [
+            f"snapshot {self.snapshot_id[:16]} -> {self.out}",
+            f"pages read {self.pages_read:,}  skipped {self.pages_skipped:,}  "
+            f"redirects {self.redirects:,}  articles {self.articles:,}",
+            f"passages {self.passages:,}  links {self.links:,} "
+            f"(resolved {self.links_resolved:,})  facts {self.facts:,}",
+            f"{self.seconds:.1f} s, {self.input_bytes / 1e6:.1f} MB in, {self.mb_per_s:.2f} MB/s",
+        ]
+        for item in self.skipped[:5]:
+            lines.append(f"  skipped: {item['title']!r} ({item['reason']}) in {item['source']}")
+        if self.pages_skipped > 5:
+            lines.append(f"  ... {self.pages_skipped - 5:,} more skipped pages named in manifest.json")
+        return "\n".join(lines)
+
+
+Record = RawPage | ParsedPage | SkippedPage
+Result = ArticleRows | RedirectRow | SkippedPage
+
+
+def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    batch: list[Record] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _ordered_results(
+    records: Iterable[Record], config: BuildConfig, source: str, pool: Any | None
+) -> Iterator[Result]:
+    """Process batches in a pool with bounded in-flight work, yielding in input order."""
+    if pool is None:
+        for batch in _batches(records, config.batch_pages):
+            yield from process_batch(batch, config.passage_words, source)
+        return
+    pending: deque[Any] = deque()
+    limit = 2 * config.threads
+    for batch in _batches(records, config.batch_pages):
+        pending.append(pool.apply_async(process_batch, (batch, config.passage_words, source)))
+        while len(pending) >= limit:
+            yield from pending.popleft().get()
+    while pending:
+        yield from pending.popleft().get()
+
+
+class _Writers:
+    """The streaming writers of one build (stage tables, passages, index)."""
+
+    def __init__(self, tmp: Path, config: BuildConfig) -> None:
+        stage = tmp / "stage"
+        stage.mkdir()
+        self.stage = stage
+        self.articles = TableWriter(stage / "articles.parquet", ARTICLES_STAGE, 8192)
+        self.redirects = TableWriter(stage / "redirects.parquet", REDIRECTS_STAGE)
+        self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
+        self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
+        self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES)
+        self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=config.threads)
+
+    def close(self) -> None:
+        for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
+            w.close()
+        self.index.close()
+
+
+class _Assembler:
+    """Assigns ids in stream order and feeds the writers."""
+
+    def __init__(self, writers: _Writers, report: BuildReport) -> None:
+        self.w = writers
+        self.report = report
+        self.titles: set[str] = set()
+        self.next_doc = 0
+        self.next_passage = 0
+        self.next_link = 0
+        self.next_fact = 0
+
+    def skip(self, title: str, reason: str, source: str) -> None:
+        self.report.pages_skipped += 1
+        if len(self.report.skipped) < MAX_SKIPPED_NAMED:
+            self.report.skipped.append({"title": title, "reason": reason, "source": source})
+
+    def add(self, result: Result, source: str) -> None:
+        self.report.pages_read += 1
+        if isinstance(result, SkippedPage):
+            self.skip(result.title, result.reason, result.source)
+        elif isinstance(result, RedirectRow):
+            if result.target and result.target != result.title:
+                self.w.redirects.append_row(result.title, result.target)
+                self.report.redirects += 1
+            else:
+                self.skip(result.title, "redirect without a valid target", source)
+        elif result.title in self.titles:
+            self.skip(result.title, "duplicate title (the first page with it was kept)", source)
+        elif not result.passages:
+            self.skip(result.title, "no prose left after markup removal", source)
+        else:
+            self.titles.add(result.title)
+            self._add_article(result)
+
+    def _add_article(self, art: ArticleRows) -> None:
+        doc_id = self.next_doc
+        self.next_doc += 1
+        first = self.next_passage
+        self.w.articles.append_row(
+            doc_id,
+            art.title,
+            art.url,
+            art.text,
+            list(art.categories),
+            art.is_disambiguation,
+            art.infobox_type,
+            art.source_id,
+        )
+        for ordinal, p in enumerate(art.passages):
+            pid = first + ordinal
+            self.w.passages.append_row(pid, doc_id, list(p.section), ordinal, p.text, p.start, p.end)
+            self.w.index.add(pid, doc_id, art.title, p.text)
+        self.next_passage += len(art.passages)
+        for link in art.links:
+            self.w.links.append_row(self.next_link, doc_id, first + link.passage, link.anchor, link.target)
+            self.next_link += 1
+        for f in art.facts:
+            pid = None if f.passage is None else first + f.passage
+            self.w.facts.append_row(
+                self.next_fact, doc_id, f.relation, f.object, f.object_title, f.value_type, f.source, pid
+            )
+            self.next_fact += 1
+        self.report.articles += 1
+        self.report.passages += len(art.passages)
+        self.report.links += len(art.links)
+        self.report.facts += len(art.facts)
+
+
+def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
+    """Resolve redirects and link/fact targets with DuckDB; write the final tables."""
+    stage = tmp / "stage"
+    con = duckdb.connect(config={"threads": max(1, config.threads)})
+    try:
+        con.execute(f"SET memory_limit='{config.duckdb_memory}'")
+        con.execute(f"SET temp_directory='{stage / 'duckdb'}'")
+        con.execute("SET preserve_insertion_order=true")
+        for name in ("articles", "redirects", "links", "facts"):
+            con.execute(
+                f"CREATE VIEW s_{name} AS SELECT * FROM read_parquet('{stage / (name + '.parquet')}')"
+            )
+        # One row per redirect title that is not also an article; duplicate redirect
+        # titles keep the smallest target so the result does not depend on input order.
+        con.execute(
+            """
+            CREATE TABLE r1 AS
+            SELECT r.title, min(r.target) AS target FROM s_redirects r
+            ANTI JOIN s_articles a ON a.title = r.title
+            GROUP BY r.title
+            """
+        )
+        # Follow at most two redirect hops (MediaWiki itself follows one; double
+        # redirects are common in dumps and cheap to fix here).
+        con.execute(
+            """
+            CREATE TABLE redirect_map AS
+            SELECT r1.title, coalesce(a1.doc_id, a2.doc_id) AS doc_id
+            FROM r1
+            LEFT JOIN s_articles a1 ON a1.title = r1.target
+            LEFT JOIN r1 AS r2 ON r2.title = r1.target
+            LEFT JOIN s_articles a2 ON a2.title = r2.target
+            WHERE coalesce(a1.doc_id, a2.doc_id) IS NOT NULL
+            """
+        )
+        con.execute(
+            """
+            CREATE VIEW title_map AS
+            SELECT title, doc_id FROM s_articles UNION ALL SELECT title, doc_id FROM redirect_map
+            """
+        )
+        queries = {
+            "articles": (
+                ARTICLES,
+                8192,
+                """
+                SELECT a.doc_id, a.title, a.url, a.text,
+                       coalesce(rf.titles, []::VARCHAR[]) AS redirects_from,
+                       a.categories, a.is_disambiguation, a.infobox_type, a.source_id
+                FROM s_articles a
+                LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
+                           FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
+                ORDER BY a.doc_id
+                """,
+            ),
+            "links": (
+                LINKS,
+                65_536,
+                """
+                SELECT l.link_id, l.src_doc_id, l.src_passage_id, l.anchor, l.target_title,
+                       m.doc_id AS target_doc_id
+                FROM s_links l LEFT JOIN title_map m ON m.title = l.target_title
+                ORDER BY l.link_id
+                """,
+            ),
+            "facts": (
+                FACTS,
+                65_536,
+                """
+                SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,
+                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id
+                FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
+                ORDER BY f.fact_id
+                """,
+            ),
+        }
+        for name, (schema, group, sql) in queries.items():
+            writer = TableWriter(tmp / TABLE_FILES[name], schema, group)
+            reader = con.execute(sql).to_arrow_reader(16_384)
+            for batch in reader:
+                writer.append_batch(batch)
+            writer.close()
+        row = con.execute(
+            f"SELECT count(*) FROM read_parquet('{tmp / TABLE_FILES['links']}') "
+            "WHERE target_doc_id IS NOT NULL"
+        ).fetchone()
+        report.links_resolved = int(row[0]) if row else 0
+    finally:
+        con.close()
+    shutil.rmtree(stage)
+
+
+def _tmp_sibling(out: Path) -> Path:
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _install(tmp: Path, out: Path, overwrite: bool) -> None:
+    """Atomically move the finished build into place (replacing ``out`` if allowed)."""
+    if out.exists():
+        if not overwrite:
+            raise BuildError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+
+
+def build_snapshot(
+    sources: Sequence[BuildSource],
+    out: str | Path,
+    config: BuildConfig | None = None,
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> BuildReport:
+    """Build a snapshot directory from sources.
+
+    Args:
+        sources: Opened sources (see :func:`wikigym.corpora.sources.open_build_source`).
+        out: Snapshot directory to create.
+        config: Build settings.
+        overwrite: Replace ``out`` if it exists.
+        progress: Show a progress bar on stderr.
+
+    Returns:
+        The build report (also summarised in ``manifest.json``).
+
+    Raises:
+        BuildError: ``out`` exists, or no article was read.
+        SourceError: A source is truncated or not what its format says; nothing is left
+            behind.
+    """
+    config = config or BuildConfig()
+    if config.passage_words < 10:
+        raise BuildError(f"passage_words must be >= 10, got {config.passage_words}")
+    if config.threads < 1:
+        raise BuildError(f"threads must be >= 1, got {config.threads}")
+    if not sources:
+        raise BuildError("no source given: pass at least one dump, folder or corpus file")
+    out = Path(out).resolve()
+    if out.exists() and not overwrite:
+        raise BuildError(f"{out} exists; pass --overwrite to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = BuildReport(out=str(out))
+    started = time.perf_counter()
+    tmp = _tmp_sibling(out)
+    pool = None
+    try:
+        if config.threads > 1:
+            # Fork before Tantivy's writer threads exist.
+            pool = mp.get_context("fork").Pool(config.threads)
+        writers = _Writers(tmp, config)
+        assembler = _Assembler(writers, report)
+        total = sum(s.total_bytes() for s in sources)
+        with tqdm(
+            total=total, unit="B", unit_scale=True, desc="build", disable=not progress, leave=False
+        ) as bar:
+
+            def advance(n: int) -> None:
+                report.input_bytes += n
+                bar.update(n)
+
+            for src in sources:
+                for result in _ordered_results(src.records(advance), config, src.name, pool):
+                    assembler.add(result, src.name)
+                    if report.pages_read % 1000 == 0:
+                        bar.set_postfix(pages=report.pages_read, passages=report.passages)
+        if pool is not None:
+            pool.close()
+            pool.join()
+            pool = None
+        writers.close()
+        if report.articles == 0:
+            raise BuildError(
+                f"no article was read from {', '.join(s.name for s in sources)} "
+                f"({report.pages_read} pages, {report.pages_skipped} skipped); "
+                "check the --format and the files"
+            )
+        _resolve(tmp, config, report)
+        report.input_bytes = report.input_bytes or total
+        files = hash_files(tmp)
+        table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
+        content_config = config.content_config()
+        report.snapshot_id = compute_snapshot_id(table_hashes, content_config)
+        report.seconds = time.perf_counter() - started
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "snapshot_id": report.snapshot_id,
+            "package_version": __version__,
+            "content_config": content_config,
+            "build_config": {
+                "passage_words": config.passage_words,
+                "threads": config.threads,
+                "formats": [s.format for s in sources],
+            },
+            "sources": [s.describe() for s in sources],
+            "counts": report.counts(),
+            "tables": {
+                name: {"file": fname, "sha256": files[fname]} for name, fname in TABLE_FILES.items()
+            },
+            "skipped": report.skipped,
+            "files": files,
+            "file_sizes": file_sizes(tmp),
+        }
+        write_manifest(tmp, manifest)
+        _install(tmp, out, overwrite)
+    except BaseException:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return report

@@ -1,0 +1,172 @@
+"""``wikigym corpus ...`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from wikigym.errors import SnapshotCorruptedError, WikigymError
+
+SYNTHETIC = "synthetic"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``corpus`` and its subcommands."""
+    corpus = sub.add_parser("corpus", help="build, inspect and search snapshots")
+    csub = corpus.add_subparsers(dest="corpus_cmd", required=True, metavar="COMMAND")
+
+    b = csub.add_parser(
+        "build",
+        help="build a snapshot from dumps, corpus files or a generated world",
+        description=(
+            "Build a snapshot. SOURCE is a MediaWiki XML(.bz2) dump, a folder of wikitext "
+            "files, a KILT/DPR/HotpotQA/HF-parquet file, a generated world folder, or the word "
+            "'synthetic' to generate a world (--articles, --seed) and build it."
+        ),
+    )
+    b.add_argument("sources", nargs="+", metavar="SOURCE")
+    b.add_argument("--out", required=True, type=Path, help="snapshot directory to create")
+    b.add_argument("--format", default="auto", help="reader format (default: auto-detect)")
+    b.add_argument("--threads", type=int, default=1, help="worker processes (results do not change)")
+    b.add_argument("--passage-words", type=int, default=100, help="target words per passage")
+    b.add_argument("--articles", type=int, default=None, help="articles of a synthetic world")
+    b.add_argument("--seed", type=int, default=0, help="seed of a synthetic world")
+    b.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(func=cmd_build)
+
+    g = csub.add_parser("generate", help="write a generated world as a MediaWiki dump (no build)")
+    g.add_argument("--articles", type=int, required=True)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--out", type=Path, required=True, help="folder for world.xml and its facts")
+    g.set_defaults(func=cmd_generate)
+
+    i = csub.add_parser("info", help="print a snapshot's manifest as JSON")
+    i.add_argument("snapshot", type=Path)
+    i.set_defaults(func=cmd_info)
+
+    s = csub.add_parser("search", help="BM25 search over a snapshot's passages")
+    s.add_argument("snapshot", type=Path)
+    s.add_argument("query")
+    s.add_argument("-k", type=int, default=10)
+    s.add_argument("--json", action="store_true", help="one JSON object per hit")
+    s.set_defaults(func=cmd_search)
+
+    q = csub.add_parser("sql", help="run SQL over articles, passages, links, facts")
+    q.add_argument("snapshot", type=Path)
+    q.add_argument("query")
+    q.add_argument("--json", action="store_true", help="rows as JSON lines")
+    q.set_defaults(func=cmd_sql)
+
+    v = csub.add_parser("verify", help="recompute every hash; exit 1 naming what changed")
+    v.add_argument("snapshot", type=Path)
+    v.set_defaults(func=cmd_verify)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from wikigym.corpora.build import BuildConfig, build_snapshot
+    from wikigym.corpora.sources import open_build_source
+
+    config = BuildConfig(passage_words=args.passage_words, threads=args.threads)
+    if args.sources == [SYNTHETIC]:
+        from wikigym.corpora.default import DEFAULT_ARTICLES, build_world_snapshot
+
+        articles = args.articles if args.articles is not None else DEFAULT_ARTICLES
+        report = build_world_snapshot(
+            articles, args.seed, args.out, config, overwrite=args.overwrite, progress=not args.quiet
+        )
+    else:
+        if SYNTHETIC in args.sources:
+            raise WikigymError("'synthetic' cannot be mixed with other sources; build it alone")
+        sources = [open_build_source(p, args.format) for p in args.sources]
+        report = build_snapshot(
+            sources, args.out, config, overwrite=args.overwrite, progress=not args.quiet
+        )
+    print(report.summary())
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from wikigym.corpora.world import WorldConfig, generate_world
+
+    paths = generate_world(WorldConfig(articles=args.articles, seed=args.seed), args.out)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from wikigym.corpora.manifest import read_manifest
+
+    print(json.dumps(read_manifest(args.snapshot), indent=2, sort_keys=True, ensure_ascii=False))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from wikigym.corpora.snapshot import Snapshot
+
+    snap = Snapshot.open(args.snapshot)
+    hits = snap.search(args.query, args.k)
+    for rank, h in enumerate(hits, 1):
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "rank": rank,
+                        "passage_id": h.passage_id,
+                        "doc_id": h.doc_id,
+                        "title": h.title,
+                        "score": h.score,
+                        "text": h.text,
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            snippet = h.text if len(h.text) <= 200 else h.text[:197] + "..."
+            print(f"{rank:>3}. [p{h.passage_id}] {h.title}  ({h.score:.3f})\n     {snippet}")
+    if not hits and not args.json:
+        print("no hits")
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from wikigym.corpora.snapshot import Snapshot
+
+    snap = Snapshot.open(args.snapshot)
+    table = snap.sql(args.query)
+    if args.json:
+        for row in table.to_pylist():
+            print(json.dumps(row, ensure_ascii=False, default=str))
+    else:
+        print(table.to_pandas().to_string() if _has_pandas() else table.to_string(preview_cols=20))
+    return 0
+
+
+def _has_pandas() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from wikigym.corpora.manifest import read_manifest, verify_files
+
+    manifest = read_manifest(args.snapshot)
+    problems = verify_files(args.snapshot, manifest)
+    if problems:
+        for line in problems:
+            print(line, file=sys.stderr)
+        raise SnapshotCorruptedError(
+            f"{args.snapshot}: {len(problems)} file(s) differ from the manifest: "
+            + "; ".join(problems[:5])
+        )
+    print(f"ok: {len(manifest.get('files', {}))} files match snapshot {manifest['snapshot_id']}")
+    return 0
+
+
+__all__ = ["add_parser"]

@@ -1,0 +1,77 @@
+"""The embedded default: a generated world, built once into the user cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
+from wikigym.corpora.sources import open_build_source
+from wikigym.errors import BuildError
+
+DEFAULT_ARTICLES = 3000
+DEFAULT_SEED = 0
+
+
+def cache_dir() -> Path:
+    """``$WIKIGYM_CACHE``, else ``$XDG_CACHE_HOME/wikigym``, else ``~/.cache/wikigym``."""
+    if env := os.environ.get("WIKIGYM_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wikigym"
+
+
+def build_world_snapshot(
+    articles: int,
+    seed: int,
+    out: str | Path,
+    config: BuildConfig | None = None,
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> BuildReport:
+    """Generate a world (``articles``, ``seed``) and build it into ``out``.
+
+    The generated dump lives in a temporary folder next to ``out`` and is removed after
+    the build; its hashes and the generator config are recorded in the manifest.
+    """
+    from wikigym.corpora.world import WorldConfig, generate_world
+
+    if articles < 10:
+        raise BuildError(f"a synthetic world needs at least 10 articles, got {articles}")
+    out = Path(out).resolve()
+    if out.exists() and not overwrite:
+        raise BuildError(f"{out} exists; pass --overwrite to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.world-", dir=out.parent))
+    try:
+        generate_world(WorldConfig(articles=articles, seed=seed), work)
+        source = open_build_source(work, "world")
+        source.name = "synthetic"
+        return build_snapshot([source], out, config, overwrite=overwrite, progress=progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def default_snapshot_path() -> Path:
+    """Where the default world snapshot lives in the cache (versioned by generator)."""
+    from wikigym.corpora.world import GENERATOR_VERSION
+
+    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}"
+    return cache_dir() / "snapshots" / name
+
+
+def ensure_default_snapshot(progress: bool = True) -> Path:
+    """Build the default snapshot into the cache unless it is there; return its path."""
+    path = default_snapshot_path()
+    if (path / "manifest.json").is_file():
+        return path
+    try:
+        build_world_snapshot(DEFAULT_ARTICLES, DEFAULT_SEED, path, progress=progress)
+    except BuildError:
+        # Another process may have finished the same build first; its result is identical.
+        if not (path / "manifest.json").is_file():
+            raise
+    return path

@@ -1,0 +1,142 @@
+"""The Tantivy BM25 index over passages, and deterministic top-k search.
+
+Tantivy's scores use index-wide statistics, so they do not depend on segment layout;
+the order among equal scores does. :func:`search_index` therefore fetches past k while
+the k-th score repeats and orders ties by passage_id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+TOKENIZER = "en_stem"
+TITLE_BOOST = 2.0
+MAX_QUERY_TERMS = 64
+# Everything that is not a letter, digit or mark separates terms. This removes the query
+# language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Index settings that change search results (part of ``snapshot_id``)."""
+
+    tokenizer: str = TOKENIZER
+    title_boost: float = TITLE_BOOST
+    max_query_terms: int = MAX_QUERY_TERMS
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tokenizer": self.tokenizer,
+            "title_boost": self.title_boost,
+            "max_query_terms": self.max_query_terms,
+        }
+
+
+def passage_schema(config: IndexConfig) -> tantivy.Schema:
+    """Schema: passage_id (fast, stored), doc_id (fast, stored), title and body (stemmed)."""
+    return (
+        tantivy.SchemaBuilder()
+        .add_integer_field("passage_id", stored=True, indexed=True, fast=True)
+        .add_integer_field("doc_id", stored=True, indexed=False, fast=True)
+        .add_text_field("title", stored=True, tokenizer_name=config.tokenizer)
+        .add_text_field("body", stored=True, tokenizer_name=config.tokenizer)
+        .build()
+    )
+
+
+class PassageIndexWriter:
+    """Writes the passage index under ``path``.
+
+    Args:
+        path: Empty directory for the index.
+        config: Index settings.
+        threads: Tantivy writer threads (does not change results, see module doc).
+        heap_mb: Total writer heap.
+    """
+
+    def __init__(self, path: Path, config: IndexConfig, threads: int = 1, heap_mb: int = 256) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self._index = tantivy.Index(passage_schema(config), path=str(path), reuse=False)
+        threads = max(1, threads)
+        heap = max(heap_mb * 1024 * 1024, 16 * 1024 * 1024 * threads)
+        self._writer = self._index.writer(heap, threads)
+
+    def add(self, passage_id: int, doc_id: int, title: str, body: str) -> None:
+        self._writer.add_document(
+            tantivy.Document(passage_id=passage_id, doc_id=doc_id, title=title, body=body)
+        )
+
+    def close(self) -> None:
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+
+
+def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
+    """The plain terms of a model-written query (lower-cased; operators removed)."""
+    terms = [t for t in _NON_WORD.split(text.lower()) if t]
+    return terms[:max_terms]
+
+
+@dataclass(frozen=True, slots=True)
+class RawHit:
+    passage_id: int
+    doc_id: int
+    score: float
+    title: str
+    text: str
+
+
+class PassageSearcher:
+    """Read-only, thread-safe searcher over a built index."""
+
+    def __init__(self, path: Path, config: IndexConfig) -> None:
+        self.config = config
+        self.index = tantivy.Index.open(str(path))
+        self.searcher = self.index.searcher()
+
+    def build_query(self, text: str) -> tantivy.Query | None:
+        terms = query_terms(text, self.config.max_query_terms)
+        if not terms:
+            return None
+        query, _errors = self.index.parse_query_lenient(
+            " ".join(terms),
+            ["title", "body"],
+            field_boosts={"title": self.config.title_boost},
+        )
+        return query
+
+    def search(self, text: str, k: int) -> list[RawHit]:
+        """Top ``k`` passages by BM25, ties by passage_id ascending."""
+        if k <= 0:
+            return []
+        query = self.build_query(text)
+        if query is None:
+            return []
+        limit = k + 16
+        while True:
+            hits = self.searcher.search(query, limit, count=False).hits
+            if len(hits) < limit or len(hits) <= k or hits[-1][0] < hits[k - 1][0]:
+                break
+            limit *= 4  # the k-th score is still repeating at the cut: look further
+        if not hits:
+            return []
+        ids = self.searcher.fast_field_values("passage_id", [a for _, a in hits])
+        ranked = sorted(zip(hits, ids, strict=True), key=lambda h: (-h[0][0], h[1]))[:k]
+        out = []
+        for (score, address), pid in ranked:
+            doc = self.searcher.doc(address)
+            out.append(
+                RawHit(
+                    passage_id=int(pid),
+                    doc_id=int(doc["doc_id"][0]),
+                    score=float(score),
+                    title=doc["title"][0],
+                    text=doc["body"][0],
+                )
+            )
+        return out

@@ -1,0 +1,129 @@
+"""Snapshot manifest: file hashes, row counts, build config and the content id."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from wikigym.errors import SnapshotCorruptedError, SnapshotError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+TABLE_FILES = {
+    "articles": "articles.parquet",
+    "passages": "passages.parquet",
+    "links": "links.parquet",
+    "facts": "facts.parquet",
+}
+INDEX_DIR = "index"
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def snapshot_files(root: Path) -> list[tuple[str, Path]]:
+    """Every content file under ``root`` (not the manifest, not Tantivy's lock files)."""
+    out = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel == MANIFEST or path.name.startswith(".tantivy") or rel.endswith(".lock"):
+            continue
+        out.append((rel, path))
+    return out
+
+
+def hash_files(root: Path) -> dict[str, str]:
+    """sha256 of every content file under ``root``, keyed by relative POSIX path."""
+    return {rel: sha256_file(path) for rel, path in snapshot_files(root)}
+
+
+def file_sizes(root: Path) -> dict[str, int]:
+    """Size in bytes of every content file under ``root``."""
+    return {rel: path.stat().st_size for rel, path in snapshot_files(root)}
+
+
+def compute_snapshot_id(table_hashes: dict[str, str], content_config: dict[str, Any]) -> str:
+    """Content id: sha256 over the table hashes and the config that changes results.
+
+    Paths, times, thread counts and the package version are left out on purpose; the
+    index files are too, since Tantivy's segment layout depends on writer threads while
+    its results (ties broken by passage_id) do not.
+    """
+    payload = json.dumps(
+        {"format_version": FORMAT_VERSION, "tables": table_hashes, "config": content_config},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    (root / MANIFEST).write_text(text, encoding="utf-8")
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """Load and sanity-check ``manifest.json``.
+
+    Raises:
+        SnapshotError: The directory has no readable manifest or an unknown format version.
+    """
+    path = root / MANIFEST
+    if not path.is_file():
+        raise SnapshotError(
+            f"{root} is not a wikigym snapshot: {MANIFEST} is missing; "
+            "build one with `wikigym corpus build SOURCE --out DIR`"
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SnapshotCorruptedError(f"{path} is not valid JSON ({exc}); rebuild the snapshot") from exc
+    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+        got = manifest.get("format_version") if isinstance(manifest, dict) else type(manifest).__name__
+        raise SnapshotError(
+            f"{path}: expected snapshot format_version {FORMAT_VERSION}, got {got!r}; "
+            "rebuild the snapshot with this wikigym version"
+        )
+    return manifest
+
+
+def verify_sizes(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Cheap check: every file present with its recorded size."""
+    expected: dict[str, int] = manifest.get("file_sizes", {})
+    actual = file_sizes(root)
+    problems = [f"missing: {rel}" for rel in sorted(set(expected) - set(actual))]
+    problems += [
+        f"changed: {rel} ({actual[rel]} bytes, manifest {size})"
+        for rel, size in sorted(expected.items())
+        if rel in actual and actual[rel] != size
+    ]
+    problems += [f"unexpected: {rel}" for rel in sorted(set(actual) - set(expected))]
+    return problems
+
+
+def verify_files(root: Path, manifest: dict[str, Any]) -> list[str]:
+    """Recompute every hash; return one line per missing, changed or unexpected file."""
+    expected: dict[str, str] = manifest.get("files", {})
+    problems: list[str] = []
+    actual = hash_files(root)
+    for rel, digest in sorted(expected.items()):
+        if rel not in actual:
+            problems.append(f"missing: {rel}")
+        elif actual[rel] != digest:
+            problems.append(f"changed: {rel} (sha256 {actual[rel][:12]}..., manifest {digest[:12]}...)")
+    for rel in sorted(set(actual) - set(expected)):
+        problems.append(f"unexpected: {rel}")
+    table_hashes = {name: expected.get(fname, "") for name, fname in TABLE_FILES.items()}
+    if not problems:
+        recomputed = compute_snapshot_id(table_hashes, manifest.get("content_config", {}))
+        if recomputed != manifest.get("snapshot_id"):
+            problems.append(f"snapshot_id does not match the file hashes (recomputed {recomputed[:12]}...)")
+    return problems

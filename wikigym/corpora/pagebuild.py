@@ -1,0 +1,193 @@
+"""Turn one reader record into the rows of one article (runs in worker processes).
+
+Everything here is a pure function of the record and the passage budget, so the rows do
+not depend on which process built them or in which order workers finished.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wikigym.corpora.passages import split_passages
+from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
+from wikigym.corpora.titles import normalize_title
+from wikigym.corpora.wikitext import parse_wikitext
+
+_DATE = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
+_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$|^-?\d+(\.\d+)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class PassageRow:
+    section: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    passage: int  # ordinal of the passage inside the article
+    anchor: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactRow:
+    relation: str
+    object: str
+    object_title: str | None
+    value_type: str
+    source: str
+    passage: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ArticleRows:
+    title: str
+    url: str | None
+    source_id: str | None
+    text: str
+    categories: tuple[str, ...]
+    is_disambiguation: bool
+    infobox_type: str | None
+    passages: tuple[PassageRow, ...]
+    links: tuple[LinkRow, ...]
+    facts: tuple[FactRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RedirectRow:
+    title: str
+    target: str
+
+
+def value_type_of(value: str, link_target: str | None) -> str:
+    """Classify an infobox value as ``entity``, ``date``, ``number`` or ``text``."""
+    if link_target:
+        return "entity"
+    v = value.strip()
+    if _DATE.match(v) and ("-" in v.lstrip("-") or len(v) == 4):
+        return "date"
+    if _NUMBER.match(v):
+        return "number"
+    return "text"
+
+
+def _passage_at(starts: list[int], offset: int) -> int:
+    """Ordinal of the passage whose span starts at or before ``offset`` (bisect)."""
+    lo, hi = 0, len(starts)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if starts[mid] <= offset:
+            lo = mid + 1
+        else:
+            hi = mid
+    return max(0, lo - 1)
+
+
+def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRow:
+    """Lay out one parsed page as article text, passages, links and facts."""
+    title = normalize_title(page.title)
+    if page.redirect is not None:
+        return RedirectRow(title=title, target=normalize_title(page.redirect))
+    parts: list[str] = []
+    pos = 0
+    passages: list[PassageRow] = []
+    links: list[LinkRow] = []
+    section_bases: list[tuple[int, int]] = []  # (article offset of section text, first passage)
+    for section in page.sections:
+        if not section.text.strip():
+            continue
+        if parts:
+            parts.append("\n\n")
+            pos += 2
+        if section.path:
+            heading = section.path[-1]
+            parts.append(heading + "\n\n")
+            pos += len(heading) + 2
+        base = pos
+        parts.append(section.text)
+        pos += len(section.text)
+        first = len(passages)
+        spans = split_passages(section.text, passage_words)
+        for s, e in spans:
+            passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e))
+        section_bases.append((base, first))
+        starts = [base + s for s, _ in spans]
+        for link in section.links:
+            target = normalize_title(link.target)
+            if not target or not starts:
+                continue
+            links.append(LinkRow(first + _passage_at(starts, base + link.start), link.anchor, target))
+    text = "".join(parts)
+    all_starts = [p.start for p in passages]
+    facts: list[FactRow] = []
+    if page.world_facts:
+        for fact in page.world_facts:
+            ordinal = None
+            if fact.sentence:
+                at = text.find(fact.sentence)
+                if at >= 0 and all_starts:
+                    ordinal = _passage_at(all_starts, at)
+            object_title = normalize_title(fact.object_title) if fact.object_title else None
+            facts.append(
+                FactRow(fact.relation, fact.object, object_title, fact.value_type, "world", ordinal)
+            )
+    else:
+        lowered = text.casefold()
+        for field in page.infobox:
+            ordinal = None
+            needle = field.value.casefold()
+            if needle and all_starts:
+                at = lowered.find(needle)
+                if at >= 0:
+                    ordinal = _passage_at(all_starts, at)
+            target = normalize_title(field.link_target) if field.link_target else None
+            facts.append(
+                FactRow(
+                    field.key,
+                    field.value,
+                    target,
+                    value_type_of(field.value, target),
+                    "infobox",
+                    ordinal,
+                )
+            )
+    return ArticleRows(
+        title=title,
+        url=page.url,
+        source_id=page.source_id,
+        text=text,
+        categories=tuple(page.categories),
+        is_disambiguation=page.is_disambiguation,
+        infobox_type=page.infobox_type,
+        passages=tuple(passages),
+        links=tuple(links),
+        facts=tuple(facts),
+    )
+
+
+def process_record(
+    record: RawPage | ParsedPage | SkippedPage, passage_words: int, source: str
+) -> ArticleRows | RedirectRow | SkippedPage:
+    """Parse (if needed) and lay out one record; a page that fails is skipped, not fatal."""
+    if isinstance(record, SkippedPage):
+        return record
+    try:
+        page = parse_wikitext(record) if isinstance(record, RawPage) else record
+        if not normalize_title(page.title):
+            return SkippedPage(page.title or "<empty title>", "empty title", source)
+        return build_rows(page, passage_words)
+    # A page is data: whatever a parser bug does with it must cost that page, not the
+    # build. The reason (type and message) goes to the report and the manifest.
+    except Exception as exc:  # noqa: BLE001
+        return SkippedPage(record.title, f"{type(exc).__name__}: {exc}"[:300], source)
+
+
+def process_batch(
+    batch: list[RawPage | ParsedPage | SkippedPage], passage_words: int, source: str
+) -> list[ArticleRows | RedirectRow | SkippedPage]:
+    """Worker entry point: one batch, results in input order."""
+    return [process_record(r, passage_words, source) for r in batch]

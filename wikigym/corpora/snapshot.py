@@ -1,0 +1,287 @@
+"""Read-only access to a built snapshot: search, pages, passages and SQL.
+
+One :class:`Snapshot` is meant to be shared by every environment of a process: the
+Tantivy searcher is thread-safe, DuckDB is used through one cursor per thread, and the
+title table is built once, on first use, under a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from wikigym.corpora.index import IndexConfig, PassageSearcher
+from wikigym.corpora.manifest import (
+    INDEX_DIR,
+    TABLE_FILES,
+    read_manifest,
+    verify_files,
+    verify_sizes,
+)
+from wikigym.corpora.titles import normalize_title, title_key
+from wikigym.errors import SnapshotCorruptedError, SnapshotError
+
+FULL_VERIFY_MAX_BYTES = 128 * 1024 * 1024
+Verify = Literal["auto", "full", "sizes", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result."""
+
+    passage_id: int
+    doc_id: int
+    title: str
+    score: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One passage with its article."""
+
+    passage_id: int
+    doc_id: int
+    title: str
+    section: tuple[str, ...]
+    ordinal: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageLink:
+    """A link of a page."""
+
+    anchor: str
+    target_title: str
+    target_doc_id: int | None
+    passage_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PageSection:
+    """A section of a page: its heading path, text and passage ids."""
+
+    path: tuple[str, ...]
+    text: str
+    passage_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """An article as the ``open`` tool shows it."""
+
+    doc_id: int
+    title: str
+    url: str | None
+    text: str
+    sections: tuple[PageSection, ...]
+    links: tuple[PageLink, ...]
+    categories: tuple[str, ...]
+    redirects_from: tuple[str, ...]
+    is_disambiguation: bool
+    resolved_from: str | None = None  # the title asked for, when a redirect or case fold led here
+
+
+class Snapshot:
+    """A snapshot directory opened read-only. Use :meth:`open`."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.snapshot_id: str = manifest["snapshot_id"]
+        index_cfg = manifest.get("content_config", {}).get("index", {})
+        self.index_config = IndexConfig(**index_cfg)
+        try:
+            self._searcher = PassageSearcher(path / INDEX_DIR, self.index_config)
+        except ValueError as exc:
+            raise SnapshotCorruptedError(f"{path / INDEX_DIR}: cannot open the index ({exc})") from exc
+        self._db = duckdb.connect(config={"threads": 1})
+        for name, fname in TABLE_FILES.items():
+            self._db.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path / fname}')"
+            )
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._titles: dict[str, int] | None = None
+        self._folded: dict[str, int] | None = None
+
+    @classmethod
+    def open(cls, path: str | Path, verify: Verify = "auto") -> Snapshot:
+        """Open a snapshot.
+
+        Args:
+            path: Snapshot directory.
+            verify: ``full`` recomputes every sha256; ``sizes`` checks presence and sizes;
+                ``auto`` does ``full`` up to 128 MB of files and ``sizes`` beyond (run
+                ``wikigym corpus verify`` for a full check of a large snapshot); ``none``.
+
+        Raises:
+            SnapshotError: Not a snapshot, or of another format version.
+            SnapshotCorruptedError: Files differ from the manifest (each one named).
+        """
+        path = Path(path)
+        if not path.is_dir():
+            raise SnapshotError(f"snapshot directory {path} does not exist")
+        manifest = read_manifest(path)
+        if verify != "none":
+            sizes = manifest.get("file_sizes", {})
+            problems = verify_sizes(path, manifest)
+            full = verify == "full" or (verify == "auto" and sum(sizes.values()) <= FULL_VERIFY_MAX_BYTES)
+            if not problems and full:
+                problems = verify_files(path, manifest)
+            if problems:
+                raise SnapshotCorruptedError(
+                    f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
+                    f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
+                )
+        return cls(path, manifest)
+
+    # ---- search -------------------------------------------------------------------
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """BM25 top-k passages; never raises on model-written text.
+
+        The query is read as plain words: query-language syntax (quotes, ``+``/``-``,
+        ``field:``, ranges) is treated as separators, at most 64 terms are used, and an
+        empty query returns no hits. Ties are broken by passage_id ascending.
+        """
+        if not isinstance(query, str):
+            raise TypeError(f"query must be str, got {type(query).__name__}")
+        return [
+            Hit(h.passage_id, h.doc_id, h.title, h.score, h.text)
+            for h in self._searcher.search(query, int(k))
+        ]
+
+    # ---- lookup -------------------------------------------------------------------
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            with self._lock:
+                cur = self._db.cursor()
+            self._local.cursor = cur
+        return cur
+
+    def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
+        """Run SQL over the views ``articles``, ``passages``, ``links``, ``facts``."""
+        return self._cursor().execute(query, params or []).to_arrow_table()
+
+    def _load_titles(self) -> tuple[dict[str, int], dict[str, int]]:
+        with self._lock:
+            if self._titles is None or self._folded is None:
+                exact: dict[str, int] = {}
+                folded: dict[str, int] = {}
+                rows = self._db.cursor().execute(
+                    "SELECT doc_id, title, redirects_from FROM articles ORDER BY doc_id"
+                )
+                # Articles first, then redirects; lower doc_id wins a case-fold clash.
+                redirects: list[tuple[str, int]] = []
+                for doc_id, title, aliases in rows.fetchall():
+                    exact[title] = doc_id
+                    folded.setdefault(title_key(title), doc_id)
+                    redirects.extend((a, doc_id) for a in aliases)
+                for alias, doc_id in redirects:
+                    exact.setdefault(alias, doc_id)
+                for alias, doc_id in redirects:
+                    folded.setdefault(title_key(alias), doc_id)
+                self._titles, self._folded = exact, folded
+            return self._titles, self._folded
+
+    def resolve(self, page: str | int) -> int | None:
+        """doc_id of a title (redirects and case resolved) or a doc id; None if unknown."""
+        if isinstance(page, bool):
+            return None
+        n_docs = int(self.manifest["counts"]["articles"])
+        if isinstance(page, int):
+            return page if 0 <= page < n_docs else None
+        text = page.strip()
+        if text.isdigit() and not text.startswith("0") or text == "0":
+            doc = int(text)
+            return doc if doc < n_docs else None
+        exact, folded = self._load_titles()
+        title = normalize_title(text)
+        if title in exact:
+            return exact[title]
+        return folded.get(title_key(text))
+
+    def page(self, page: str | int) -> Page | None:
+        """The article for a title or doc id (redirects and case resolved), or None."""
+        doc_id = self.resolve(page)
+        if doc_id is None:
+            return None
+        cur = self._cursor()
+        row = cur.execute(
+            "SELECT title, url, text, categories, redirects_from, is_disambiguation "
+            "FROM articles WHERE doc_id = ?",
+            [doc_id],
+        ).fetchone()
+        if row is None:
+            return None
+        title, url, text, categories, redirects, is_dab = row
+        prow = cur.execute(
+            "SELECT passage_id, section, char_start, char_end FROM passages "
+            "WHERE doc_id = ? ORDER BY passage_id",
+            [doc_id],
+        ).fetchall()
+        groups: list[tuple[tuple[str, ...], int, int, list[int]]] = []  # path, start, end, ids
+        for pid, section, start, end in prow:
+            path = tuple(section)
+            if groups and groups[-1][0] == path:
+                groups[-1] = (path, groups[-1][1], end, [*groups[-1][3], pid])
+            else:
+                groups.append((path, start, end, [pid]))
+        sections = [PageSection(path, text[s:e], tuple(ids)) for path, s, e, ids in groups]
+        lrows = cur.execute(
+            "SELECT anchor, target_title, target_doc_id, src_passage_id FROM links "
+            "WHERE src_doc_id = ? ORDER BY link_id",
+            [doc_id],
+        ).fetchall()
+        links = tuple(PageLink(a, t, d, p) for a, t, d, p in lrows)
+        asked = None if isinstance(page, int) or normalize_title(str(page)) == title else str(page)
+        return Page(
+            doc_id=doc_id,
+            title=title,
+            url=url,
+            text=text,
+            sections=tuple(sections),
+            links=links,
+            categories=tuple(categories),
+            redirects_from=tuple(redirects),
+            is_disambiguation=bool(is_dab),
+            resolved_from=asked,
+        )
+
+    def passage(self, passage_id: int) -> Passage | None:
+        """One passage by id, or None."""
+        if isinstance(passage_id, bool) or not isinstance(passage_id, int) or passage_id < 0:
+            return None
+        row = self._cursor().execute(
+            "SELECT p.passage_id, p.doc_id, a.title, p.section, p.ordinal, p.text "
+            "FROM passages p JOIN articles a USING (doc_id) WHERE p.passage_id = ?",
+            [passage_id],
+        ).fetchone()
+        if row is None:
+            return None
+        pid, doc, title, section, ordinal, text = row
+        return Passage(pid, doc, title, tuple(section), ordinal, text)
+
+    @property
+    def num_passages(self) -> int:
+        return int(self.manifest["counts"]["passages"])
+
+    @property
+    def num_articles(self) -> int:
+        return int(self.manifest["counts"]["articles"])
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
+
+
+__all__ = ["Hit", "Page", "PageLink", "PageSection", "Passage", "Snapshot"]

@@ -1,0 +1,35 @@
+"""Typed exceptions. Each message says what was expected, what came, and what to do.
+
+Model-facing problems (a bad tool call, an unknown page) never raise: they become
+observations. These exceptions are for users and programmers.
+"""
+
+from __future__ import annotations
+
+
+class WikigymError(Exception):
+    """Base class of every error wikigym raises on purpose."""
+
+
+class SourceError(WikigymError):
+    """A build source cannot be read: unknown format, truncated or not a dump."""
+
+
+class BuildError(WikigymError):
+    """A snapshot build failed; no snapshot was left behind."""
+
+
+class SnapshotError(WikigymError):
+    """A snapshot directory is missing, of an unknown version or unreadable."""
+
+
+class SnapshotCorruptedError(SnapshotError):
+    """A snapshot file does not match the sha256 recorded in its manifest."""
+
+
+class SandboxUnavailableError(WikigymError):
+    """Linux namespaces (bubblewrap/unshare) are not usable on this machine."""
+
+
+class TaskSetError(WikigymError):
+    """A TaskSet file is missing fields, malformed, or for another snapshot."""
