@@ -124,6 +124,26 @@ def test_fenced_code_that_is_not_a_call_is_free_text() -> None:
     assert got.text == "```python\nprint(1)\n```"
 
 
+def test_tags_inside_a_fence_are_read() -> None:
+    action = "Call:\n```\n<tool_call>" + json.dumps({"name": "search", "arguments": {"query": "x"}})
+    action += "</tool_call>\n```\nafter ```json\n" + json.dumps(
+        {"name": "open", "arguments": {"page": 1}}
+    )
+    action += "\n```"
+    got = parse_action(action, max_calls=2)
+    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.OPEN]
+    assert got.text == "Call:\n\n\nafter"
+
+
+def test_tags_after_a_bare_json_call_are_read() -> None:
+    action = (
+        json.dumps({"name": "search", "arguments": {"query": "x"}}) + " then <answer>y</answer>"
+    )
+    got = parse_action(action, max_calls=2)
+    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.ANSWER]
+    assert got.text == "then"
+
+
 def test_openai_function_shape() -> None:
     obj = {
         "type": "function",
@@ -320,7 +340,7 @@ def test_unknown_tool(name: object) -> None:
 
 
 def test_disabled_tool_is_unknown() -> None:
-    enabled = (ToolName.SEARCH, ToolName.ANSWER)
+    enabled = [ToolName.ANSWER, ToolName.SEARCH]
     got = error("<python>print(1)</python>", tools=enabled)
     assert got.code == UNKNOWN_TOOL
     assert "Available tools: search, answer." in got.message
@@ -414,9 +434,13 @@ MIB = 1 << 20
         + '"\\"' * 60_000
         + "</tool_call>",  # unterminated strings, within the call cap
         "<tool_call>" + "[]," * 60_000 + "</tool_call>",  # wide, shallow JSON
-        "<tool_call>{'a': " + "'x', " * 35_000 + "}</tool_call>",  # lenient path
+        "<tool_call>{'a': " + "'x', " * 3_900 + "}</tool_call>",  # the lenient retry, at its cap
+        "<tool_call>{'a': " + "'x', " * 35_000 + "}</tool_call>",  # past the lenient cap
+        "<tool_call>" + '"\\"' * 6_000 + "</tool_call>",  # unterminated strings, lenient retry
         '{"name": "search", "arguments": {"query": "' + "x" * MIB + '"}}',
         "<search>" + "x" * MIB + "</search>",
+        "<python>" + " \n" * (MIB // 2) + "</python>",
+        "```\n" + "<search>x</search>" * (MIB // 18),
         '{"name": ' + " " * MIB,
         "\ud800" * MIB,
         "\x00" * MIB,
@@ -426,8 +450,7 @@ MIB = 1 << 20
 def test_one_mib_inputs_parse_quickly(action: str) -> None:
     parsed, seconds = _timed(action)
     assert_well_formed(parsed)
-    print(f"{seconds * 1000:.1f} ms")
-    assert seconds < 0.5, seconds
+    assert seconds < 0.8, seconds  # ~0.2 s at most on an idle 2-core machine
 
 
 @pytest.mark.parametrize("depth", [1000, 100_000])
@@ -441,6 +464,21 @@ def test_deep_json(depth: int) -> None:
         assert [e.code for e in parsed.errors] == [PARSE_ERROR]
         assert seconds < 0.5
     got = error("<tool_call>" + "[" * depth + "]" * depth + "</tool_call>")
+    assert "nested more than 32 levels" in got.message
+
+
+def test_deep_brackets_in_text_after_a_bare_call_are_not_json() -> None:
+    action = json.dumps({"name": "search", "arguments": {"query": "x"}}) + " " + "[" * 100
+    got = parse_action(action)
+    assert got.calls[0].args == SearchArgs(query="x")
+    assert got.text == "[" * 100
+
+
+def test_lenient_retry_rechecks_depth() -> None:
+    # The lone '"' hides the brackets from the first check; the rewrite exposes them.
+    action = "<tool_call>{'a': 'x\"', 'b': " + "[" * 5000 + "]" * 5000 + "}</tool_call>"
+    got = error(action)
+    assert got.code == PARSE_ERROR
     assert "nested more than 32 levels" in got.message
 
 
@@ -460,8 +498,12 @@ def test_lone_surrogates_and_null_bytes_are_replaced() -> None:
 
 
 def test_messages_do_not_echo_huge_input() -> None:
-    got = error(tool_call("search", {"query": "x" * 500_000}))
+    got = error(tool_call("search", {"query": "x" * 150_000}))
     assert got.code == INVALID_ARGUMENTS
+    assert len(got.message) <= MESSAGE_BOUND
+    got = error(tool_call("search", {"query": "x" * 500_000}))
+    assert got.code == PARSE_ERROR
+    assert "more than 200000" in got.message
     assert len(got.message) <= MESSAGE_BOUND
     assert len(got.raw) <= MAX_RAW_CHARS + 50
     got = error("<tool_call>" + "y" * 500_000 + "</tool_call>")
@@ -516,7 +558,9 @@ _FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.text(max_size=300))
 def test_arbitrary_text_never_raises(action: str) -> None:
     parsed = parse_action(action)
@@ -524,13 +568,13 @@ def test_arbitrary_text_never_raises(action: str) -> None:
     assert parse_action(action) == parsed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, database=None)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_never_raise(action: bytes) -> None:
     assert_well_formed(parse_action(action))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None, database=None)
 @given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=5), max_size=30), st.integers(1, 3))
 def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     action = "".join(parts)
@@ -543,7 +587,7 @@ def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     assert answers in ([], [len(run) - 1])  # nothing runs after an answer
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(
     st.sampled_from(list(ToolName)),
     st.dictionaries(
@@ -649,6 +693,8 @@ def test_describe_tools() -> None:
     assert "search(query: string, k: integer = 5)" in text
     assert "open(page: string | integer, section: string | null = null, part: integer = 1)" in text
     assert "<search>capital of France</search>" in text
+    assert "Call one tool per turn" in text
+    assert "Call at most 3 tools per turn" in describe_tools(max_calls=3)
     short = describe_tools([ToolName.SEARCH], search_r1_tags=False)
     assert "answer" not in short
     assert "<search>" not in short

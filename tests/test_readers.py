@@ -267,7 +267,7 @@ def test_non_sources_raise_on_detection(tmp_path: Path, name: str, content: byte
 def test_forced_mediawiki_on_non_dump_raises(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "forced.xml"
     path.write_bytes(content)
-    with pytest.raises(SourceError, match="forced.xml"):
+    with pytest.raises(SourceError, match=r"forced\.xml"):
         list(open_source(path, format="mediawiki").records())
 
 
@@ -534,7 +534,7 @@ def test_json_array_stream_across_chunk_boundaries(tmp_path: Path) -> None:
     with open_input(path) as inp:
         assert list(iter_json_array(inp, None, chunk=5)) == items
     path.write_text(json.dumps(items)[:-20], encoding="utf-8")
-    with open_input(path) as inp, pytest.raises(SourceError, match="a.json"):
+    with open_input(path) as inp, pytest.raises(SourceError, match=r"a\.json"):
         list(iter_json_array(inp, None, chunk=5))
 
 
@@ -578,7 +578,7 @@ def test_open_source_errors(tmp_path: Path) -> None:
 def test_forced_jsonl_format_on_non_json_raises(tmp_path: Path, fmt: str) -> None:
     path = tmp_path / "page.html"
     path.write_text("<html><body>hi</body></html>\n", encoding="utf-8")
-    with pytest.raises(SourceError, match="page.html: not JSON lines"):
+    with pytest.raises(SourceError, match=r"page\.html: not JSON lines"):
         list(open_source(path, format=fmt).records())
 
 

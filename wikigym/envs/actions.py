@@ -10,15 +10,18 @@ Accepted call forms (free text may surround them):
    accepted for ``arguments`` and ``tool`` for ``name``; the OpenAI shape
    ``{"type": "function", "function": {"name": ..., "arguments": "{...}"}}`` too; without an
    arguments key, the other keys are the arguments (``{"name": "search", "query": "x"}``).
-2. The same JSON object as a bare action (the action starts with it; text may follow), or in a
-   fenced block (```` ```json ````, ```` ``` ````) anywhere in the text.
+2. The same JSON object as a bare action (the action starts with it; text and tags may
+   follow), or in a fenced block (```` ```json ````, ```` ``` ````) anywhere in the text.
 3. Search-R1 tags: ``<search>q</search>`` is ``search(query=q)``, ``<answer>a</answer>`` is
-   ``answer(text=a)``, ``<python>code</python>`` is ``python(code=code)``.
+   ``answer(text=a)``, ``<python>code</python>`` is ``python(code=code)`` (dedented).
 
-Text inside ``<think>...</think>`` is reasoning, never calls. An opening tag with no closing tag
-takes the rest of the action as its body (generation often stops on the closing tag and drops
-it). JSON that fails strict parsing gets one lenient retry (trailing commas, single-quoted
-strings, Python's True/False/None); NaN and Infinity are refused.
+Text inside ``<think>...</think>`` is reasoning, never calls. A fenced block that is not a JSON
+call is free text, unless it contains tags: then the tags in it are read. An opening tag with no
+closing tag takes the rest of the action as its body (generation often stops on the closing tag
+and drops it). JSON that fails strict parsing gets one lenient retry (trailing commas,
+single-quoted strings, Python's True/False/None); NaN and Infinity are refused. Lone surrogates
+and NUL characters become U+FFFD. Work is bounded (see the ``MAX_*`` constants): a 1 MiB action
+parses in well under a second, and JSON nested deeper than 32 levels is refused before decoding.
 
 The rule for several calls in one action: call attempts (valid or not) are taken in order of
 appearance, and each takes one of the ``max_calls`` slots. The attempts in the slots become
@@ -36,13 +39,15 @@ import json
 import re
 import reprlib
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, takewhile
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from wikigym.envs.tool_specs import (
+    MAX_CODE_CHARS,
     TOOL_MODELS,
     ToolName,
     example_arguments,
@@ -77,6 +82,8 @@ MAX_MARKERS = 10_000
 """Tags and fences read per action; the text after the last one read is free text (bounds time)."""
 MAX_JSON_DEPTH = 32
 """Deepest JSON nesting read; tool arguments are flat, and deep input would exhaust the stack."""
+MAX_LENIENT_CHARS = 20_000
+"""Longest call given the lenient retry (trailing commas, single quotes); bounds its cost."""
 MAX_MESSAGE_CHARS = 1200
 MAX_RAW_CHARS = 2000
 _SNIPPET_CHARS = 200
@@ -137,6 +144,7 @@ _IGNORED_KEYS = ("id", "type")
 
 # All patterns below are linear: no nested or overlapping quantifiers.
 _UNSAFE_CHARS = re.compile("[\ud800-\udfff\x00]")
+_UNSAFE_TABLE = dict.fromkeys([0, *range(0xD800, 0xE000)], 0xFFFD)
 _OPENER = re.compile(r"<(tool_call|search|answer|python|think)>|```")
 _FENCE_LANG = re.compile(r"[A-Za-z0-9_+.-]{0,30}")
 _CALL_KEY = re.compile(r"[\"'](?:name|tool|function)[\"']\s*:")
@@ -148,6 +156,7 @@ _JSON_CHUNK = re.compile(
     r"""|(?P<other>[^"']+)""",
     re.DOTALL,
 )
+_DOUBLE_QUOTED = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _RELAXED = re.compile(r",(?=\s*[}\]])|\b(?:True|False|None)\b")
@@ -171,7 +180,9 @@ def _clip(text: str, limit: int) -> str:
 
 def _sanitize(text: str) -> str:
     """Replace lone surrogates and NUL (which break UTF-8 encoders and C strings) by U+FFFD."""
-    return _UNSAFE_CHARS.sub("\ufffd", text)
+    if _UNSAFE_CHARS.search(text) is None:
+        return text
+    return text.translate(_UNSAFE_TABLE)
 
 
 def _error(code: str, message: str, raw: str) -> ActionError:
@@ -180,12 +191,12 @@ def _error(code: str, message: str, raw: str) -> ActionError:
     )
 
 
-def _example_for(kind: str, tool: ToolName | None) -> str:
-    """A correct call in the form the model tried (tag form for Search-R1 tags)."""
-    if tool is not None and kind in _TAG_TOOLS and _TAG_TOOLS[kind] is tool:
+def _example_for(kind: str, tool: ToolName) -> str:
+    """A correct call of `tool` in the form the model tried (tag form for Search-R1 tags)."""
+    if _TAG_TOOLS.get(kind) is tool:
         value = example_arguments(tool)[_TAG_ARG[kind]]
         return f"<{kind}>{value}</{kind}>"
-    return example_call(tool if tool is not None else ToolName.SEARCH)
+    return example_call(tool)
 
 
 def _available(tools: tuple[ToolName, ...]) -> str:
@@ -207,19 +218,17 @@ def _requote(match: re.Match[str]) -> str:
     return '\\"' if token == '"' else token
 
 
-def _json_depth(text: str, limit: int) -> int:
-    """The bracket depth of JSON-like text (strings skipped); stops early once above `limit`."""
-    depth = max_depth = 0
-    for match in _JSON_CHUNK.finditer(text):
-        if match.lastgroup != "other":
-            continue
-        brackets = _NOT_BRACKET.sub("", match.group())
-        if brackets:
-            levels = list(accumulate(map(_DEPTH_STEP.__getitem__, brackets), initial=depth))
-            depth, max_depth = levels[-1], max(max_depth, *levels)
-            if max_depth > limit:
-                break
-    return max_depth
+def _json_depth(text: str, *, first_value_only: bool = False) -> int:
+    """The bracket depth of JSON text, double-quoted strings skipped (all in C-level loops).
+
+    With `first_value_only`, brackets after the first top-level value closes are not counted
+    (free text may follow a bare call).
+    """
+    brackets = _NOT_BRACKET.sub("", _DOUBLE_QUOTED.sub("", text))
+    levels: Iterable[int] = accumulate(map(_DEPTH_STEP.__getitem__, brackets))
+    if first_value_only:
+        levels = takewhile((0).__lt__, levels)
+    return max(levels, default=0)
 
 
 def _relax(match: re.Match[str]) -> str:
@@ -255,6 +264,19 @@ def _sanitize_json(value: Any) -> Any:
     return value
 
 
+def _check_depth(text: str, *, first_value_only: bool) -> None:
+    """Refuse JSON nested deeper than `MAX_JSON_DEPTH` before a decoder recurses into it.
+
+    Raises:
+        ValueError: If it is nested deeper.
+    """
+    brackets = text.count("{") + text.count("[")  # a cheap upper bound of the depth
+    if brackets <= MAX_JSON_DEPTH:
+        return
+    if _json_depth(text, first_value_only=first_value_only) > MAX_JSON_DEPTH:
+        raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+
+
 def _load_json(text: str, *, allow_trailing: bool) -> tuple[Any, str]:
     """Parse JSON text (strict, then lenient). Returns the value and any text after it.
 
@@ -263,9 +285,7 @@ def _load_json(text: str, *, allow_trailing: bool) -> tuple[Any, str]:
     """
     if len(text) > MAX_CALL_CHARS:
         raise ValueError(f"the call has {len(text)} characters, more than {MAX_CALL_CHARS}")
-    brackets = text.count("{") + text.count("[")  # a cheap upper bound of the depth
-    if brackets > MAX_JSON_DEPTH and _json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+    _check_depth(text, first_value_only=allow_trailing)
     decoder = json.JSONDecoder(parse_constant=_reject_constant)
     try:
         if allow_trailing:
@@ -274,9 +294,10 @@ def _load_json(text: str, *, allow_trailing: bool) -> tuple[Any, str]:
         return _sanitize_json(decoder.decode(text)), ""
     except (ValueError, RecursionError) as strict_error:
         reason = str(strict_error) if not isinstance(strict_error, RecursionError) else "too deep"
-        lenient = _lenient_json(text)
+        lenient = _lenient_json(text) if len(text) <= MAX_LENIENT_CHARS else text
         if lenient == text:
             raise ValueError(f"invalid JSON ({reason})") from None
+        _check_depth(lenient, first_value_only=False)  # quotes may pair up differently now
         try:
             return _sanitize_json(decoder.decode(lenient)), ""
         except (ValueError, RecursionError):
@@ -388,7 +409,7 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
     if attempt.kind in _TAG_TOOLS:
         tool = _resolve_tool(attempt.kind, attempt, tools)
         body = attempt.body
-        if tool is ToolName.PYTHON:
+        if tool is ToolName.PYTHON and len(body) <= 2 * MAX_CODE_CHARS:  # longer fails anyway
             body = textwrap.dedent(body).strip("\n")
         arguments: Any = {_TAG_ARG[attempt.kind]: body}
     else:
@@ -424,69 +445,91 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
 # --- scanning ---------------------------------------------------------------------------------
 
 
-def _fence_attempt(text: str, start: int) -> tuple[_Attempt | None, int]:
-    """Read the fenced block opening at `start`: an attempt if it holds a JSON call; its end."""
+@dataclass
+class _Scan:
+    """What a scan found so far: attempts, free-text pieces, and markers left to read."""
+
+    attempts: list[_Attempt]
+    pieces: list[str]
+    markers_left: int
+
+
+def _read_fence(text: str, start: int) -> tuple[str, int, int, int]:
+    """The fenced block opening at `start`: its language, body start and end, and block end."""
     body_start = start + 3
     close = text.find("```", body_start)
-    end = close + 3 if close >= 0 else len(text)
     body_end = close if close >= 0 else len(text)
+    end = close + 3 if close >= 0 else len(text)
     newline = text.find("\n", body_start, body_end)
     lang = ""
     if newline >= 0:
         first_line = text[body_start:newline].strip()
         if _FENCE_LANG.fullmatch(first_line):
             lang, body_start = first_line.lower(), newline + 1
-    body = text[body_start:body_end]
-    stripped = body.strip()
-    if lang in ("", "json", "tool_call") and stripped.startswith("{") and _CALL_KEY.search(body):
-        return _Attempt("json", body, text[start:end], close >= 0), end
-    return None, end
+    return lang, body_start, body_end, end
+
+
+def _scan_markup(text: str, scan: _Scan) -> None:
+    """Add the tag and fence attempts of `text`, in order, and the text around them, to `scan`.
+
+    A fenced block is a call when it holds a JSON call; otherwise its body is scanned for tags
+    when it has any (a fence holds no fence, so this recurses once at most), else it is text.
+    """
+    pos = 0
+    while scan.markers_left > 0:
+        match = _OPENER.search(text, pos)
+        if match is None:
+            break
+        scan.markers_left -= 1
+        start, tag = match.start(), match.group(1)
+        if tag is None:
+            lang, body_start, body_end, end = _read_fence(text, start)
+            body = text[body_start:body_end]
+            if lang in ("", "json", "tool_call") and body.lstrip().startswith("{"):
+                is_call = _CALL_KEY.search(body) is not None
+            else:
+                is_call = False
+            if is_call:
+                scan.pieces.append(text[pos:start])
+                scan.attempts.append(_Attempt("json", body, text[start:end], end > body_end))
+            elif _OPENER.search(body):
+                scan.pieces.append(text[pos:start])
+                _scan_markup(body, scan)
+            else:
+                scan.pieces.append(text[pos:end])
+            pos = end
+            continue
+        closing = f"</{tag}>"
+        close = text.find(closing, match.end())
+        end = close + len(closing) if close >= 0 else len(text)
+        if tag == "think":
+            scan.pieces.append(text[pos:end])
+        else:
+            body = text[match.end() : close if close >= 0 else len(text)]
+            scan.pieces.append(text[pos:start])
+            scan.attempts.append(_Attempt(tag, body, text[start:end], close >= 0))
+        pos = end
+    scan.pieces.append(text[pos:])
 
 
 def _scan(text: str) -> tuple[list[_Attempt], str]:
     """Find the call attempts in order of appearance, and the free text around them."""
+    scan = _Scan(attempts=[], pieces=[], markers_left=MAX_MARKERS)
     stripped = text.strip()
     if stripped.startswith("{") and _CALL_KEY.search(stripped):
-        try:  # the object may be followed by free text
+        try:  # the object may be followed by free text (and more calls)
             value, rest = _load_json(stripped, allow_trailing=True)
         except ValueError:  # reported when the attempt is interpreted
             return [_Attempt("bare", stripped, stripped, True)], ""
         body = stripped[: len(stripped) - len(rest)]
-        return [_Attempt("bare", body, body, True, value)], rest.strip()
-    attempts: list[_Attempt] = []
-    pieces: list[str] = []
-    pos = 0
-    for _ in range(MAX_MARKERS):
-        match = _OPENER.search(text, pos)
-        if match is None:
-            pieces.append(text[pos:])
-            break
-        tag = match.group(1)
-        if tag is None:
-            attempt, end = _fence_attempt(text, match.start())
-        else:
-            closing = f"</{tag}>"
-            close = text.find(closing, match.end())
-            end = close + len(closing) if close >= 0 else len(text)
-            body = text[match.end() : close if close >= 0 else len(text)]
-            attempt = (
-                None
-                if tag == "think"
-                else _Attempt(tag, body, text[match.start() : end], close >= 0)
-            )
-        if attempt is None:
-            pieces.append(text[pos:end])
-        else:
-            pieces.append(text[pos : match.start()])
-            attempts.append(attempt)
-        pos = end
-    else:
-        pieces.append(text[pos:])
-    return attempts, "".join(pieces).strip()
+        scan.attempts.append(_Attempt("bare", body, body, True, value))
+        text = rest
+    _scan_markup(text, scan)
+    return scan.attempts, "".join(scan.pieces).strip()
 
 
 def parse_action(
-    action: str | bytes, *, max_calls: int = 1, tools: tuple[ToolName, ...] | None = None
+    action: str | bytes, *, max_calls: int = 1, tools: Iterable[ToolName] | None = None
 ) -> ParsedAction:
     """Parse a model's action text into validated tool calls and errors (never raises on content).
 
@@ -508,7 +551,8 @@ def parse_action(
         raise TypeError(f"action must be str or bytes, got {type(action).__name__}")
     if max_calls < 1:
         raise ValueError(f"max_calls must be >= 1, got {max_calls}")
-    enabled = tuple(tool for tool in ToolName if tools is None or tool in tools)
+    wanted = tuple(ToolName) if tools is None else tuple(tools)
+    enabled = tuple(tool for tool in ToolName if tool in wanted)
     if not enabled:
         raise ValueError("tools must name at least one ToolName; got none")
     if len(action) > MAX_ACTION_CHARS:

@@ -428,7 +428,7 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
     decay = 1.0 if config.per_step else config.gamma ** max(outcome.steps_used - 1, 0)
 
     cited = tuple(dict.fromkeys(outcome.citations))  # dedupe, keep the agent's order
-    valid = cited
+    valid = tuple(c for c in cited if c in outcome.seen_passages)
     nonexistent = unseen = 0
     for cid in cited:
         if cid in outcome.seen_passages:
@@ -454,7 +454,7 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
     supported, counted = _rubric_support(outcome.rubric, valid, outcome.passage_text)
     support = supported / counted if counted else None
     if support is not None:
-        components["citation"] = support * score if config.citation_gate else support
+        components["citation"] = support
     answered = outcome.answer is not None and bool(outcome.answer.strip())
     components["format"] = 1.0 if answered and n_parse == 0 else 0.0
     components["penalty"] = 0.0 - min(raw_penalty, config.penalty_cap)  # never -0.0

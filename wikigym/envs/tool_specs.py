@@ -313,11 +313,14 @@ def tool_signature(name: ToolName) -> str:
     return f"{name.value}({', '.join(parts)})"
 
 
-def describe_tools(names: Iterable[ToolName] | None = None, *, search_r1_tags: bool = True) -> str:
+def describe_tools(
+    names: Iterable[ToolName] | None = None, *, max_calls: int = 1, search_r1_tags: bool = True
+) -> str:
     """The text listing the tools and the accepted call formats, for the first observation.
 
     Args:
         names: The tools to list (default: all), in `ToolName` order.
+        max_calls: How many calls the env runs per turn (as given to `parse_action`).
         search_r1_tags: Also mention the `<search>` / `<answer>` / `<python>` shorthand tags.
 
     Returns:
@@ -328,8 +331,9 @@ def describe_tools(names: Iterable[ToolName] | None = None, *, search_r1_tags: b
     for name in selected:
         lines.append(f"- {tool_signature(name)}: {TOOL_MODELS[name].description}")
     lines.append("")
+    per_turn = "one tool" if max_calls == 1 else f"at most {max_calls} tools"
     lines.append(
-        "Call one tool per turn, as JSON inside <tool_call></tool_call> tags, "
+        f"Call {per_turn} per turn, as JSON inside <tool_call></tool_call> tags, "
         "arguments as a JSON object:"
     )
     for name in selected:

@@ -154,7 +154,7 @@ class Planner:
         c["country"] = country
         c["population"] = (np.exp(g.normal(10.5, 1.4, nc))).astype(np.int64) + 300
         c["area_km2"] = (np.exp(g.normal(4.5, 1.0, nc))).astype(np.int64) + 2
-        c["founded"] = g.integers(780, 1900, nc)
+        c["founded"] = g.integers(1010, 1900, nc)
         # Capital: the first city of each country; capitals are bigger.
         _, first = np.unique(country, return_index=True)
         self.a["country"]["capital"] = first
@@ -170,7 +170,10 @@ class Planner:
         p["occupation"] = occ
         p["female"] = g.random(n) < 0.5
         p["birth_y"], p["birth_m"], p["birth_d"] = _dates(g, n, 1760, 2001)
+        # Film directors and band musicians belong to the age of film and records.
         by = p["birth_y"]
+        by[occ == schema.OCC_DIRECTOR[0]] = g.integers(1865, 2002, int((occ == schema.OCC_DIRECTOR[0]).sum()))
+        by[occ == schema.OCC_MUSICIAN[0]] = g.integers(1920, 2002, int((occ == schema.OCC_MUSICIAN[0]).sum()))
         dead = g.random(n) < np.where(by < 1945, 0.93, 0.2)
         dy = by + g.integers(30, 97, n)
         dead &= dy <= _LAST_YEAR

@@ -1,0 +1,271 @@
+"""WikiSearch-v0 and Calc-v0 on a real (enwiki excerpt) snapshot: tools, errors, rewards."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import wikigym
+from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.envs.default_tasks import one_hop_tasks
+from wikigym.envs.tasks import OracleCall, RubricEntry, Task, TaskSet
+from wikigym.envs.wiki_search import WikiSearchEnv
+from wikigym.errors import TaskSetError
+
+
+def call(name: str, **arguments: object) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def snap(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    out = tmp_path_factory.mktemp("env") / "snap"
+    src = open_build_source(shared_data / "wiki/enwiki-excerpt-206pages.xml.bz2")
+    build_snapshot([src], out, BuildConfig(), progress=False)
+    return Snapshot.open(out)
+
+
+@pytest.fixture(scope="module")
+def tasks(snap: Snapshot) -> TaskSet:
+    base = one_hop_tasks(snap, n=50, seed=0)
+    assert len(base) > 10
+    # A task whose answer and rubric we control: the lead passage of Anarchism.
+    page = snap.page("Anarchism")
+    assert page is not None
+    lead = page.sections[0].passage_ids[0]
+    custom = Task(
+        task_id="anarchism-lead",
+        question="Which political philosophy advocates self-governed societies?",
+        answer="Anarchism",
+        aliases=["anarchy"],
+        rubric=[RubricEntry(text="[ANSWER] advocates self-governed societies", passage_ids=[lead])],
+        oracle=[
+            OracleCall(name="search", arguments={"query": "self-governed societies"}),
+            OracleCall(name="answer", arguments={"text": "Anarchism", "citations": [f"p{lead}"]}),
+        ],
+        snapshot_id=snap.snapshot_id,
+    )
+    return TaskSet([custom, *base], name="test")
+
+
+@pytest.fixture()
+def env(snap: Snapshot, tasks: TaskSet) -> WikiSearchEnv:
+    return WikiSearchEnv(corpus=snap, tasks=tasks, max_steps=5, python="off")
+
+
+def test_registered_ids() -> None:
+    for env_id in wikigym.ENV_IDS:
+        assert env_id in gym.envs.registration.registry
+
+
+def test_check_env_wikisearch(snap: Snapshot, tasks: TaskSet) -> None:
+    check_env(WikiSearchEnv(corpus=snap, tasks=tasks, python="off"), skip_render_check=False)
+
+
+def test_check_env_calc() -> None:
+    check_env(gym.make("Calc-v0").unwrapped)
+
+
+def test_first_observation_and_info(env: WikiSearchEnv, snap: Snapshot, tasks: TaskSet) -> None:
+    obs, info = env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    assert "Question: Which political philosophy" in obs
+    assert "search(" in obs and "answer(" in obs
+    assert info == {
+        "snapshot_id": snap.snapshot_id,
+        "taskset_id": tasks.taskset_id,
+        "task_id": "anarchism-lead",
+        "step": 0,
+        "tools": [],
+        "tool_error": None,
+        "tool_error_counts": {},
+        "mask": False,
+    }
+
+
+def test_reset_is_seeded(env: WikiSearchEnv) -> None:
+    ids = [env.reset(seed=s)[1]["task_id"] for s in range(10)]
+    assert ids == [env.reset(seed=s)[1]["task_id"] for s in range(10)]
+    assert len(set(ids)) > 1
+
+
+def test_solve_with_citation(env: WikiSearchEnv, snap: Snapshot) -> None:
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    obs, r, term, trunc, info = env.step("I will search. " + call("search", query="self-governed societies", k=3))
+    assert not term and r == 0.0 and info["tools"] == ["search"]
+    lead = snap.page("Anarchism").sections[0].passage_ids[0]  # type: ignore[union-attr]
+    assert f"[p{lead}] Anarchism" in obs
+    obs, r, term, trunc, info = env.step(call("answer", text="anarchism", citations=[f"p{lead}"]))
+    assert term and not trunc and r == 1.0
+    assert info["reward_components"]["outcome"] == 1.0
+    assert info["reward_components"]["citation"] == 1.0
+    assert info["mask"] is False and info["step"] == 2
+    with pytest.raises(RuntimeError):
+        env.step(call("search", query="x"))
+
+
+def test_alias_and_search_r1_tags(env: WikiSearchEnv) -> None:
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    obs, *_ = env.step("<search>anarchism</search>")
+    assert "[p" in obs
+    _, r, term, _, info = env.step("<answer>Anarchy</answer>")
+    assert term and r == 1.0 and info["answer"] == "Anarchy"
+
+
+def test_truncation_masks(env: WikiSearchEnv) -> None:
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    for i in range(5):
+        obs, r, term, trunc, info = env.step(call("search", query=f"anarchism {i}"))
+    assert trunc and not term and r == 0.0
+    assert info["mask"] is True
+    assert "step budget" in obs
+
+
+@pytest.mark.parametrize(
+    "action,code",
+    [
+        ("", "empty_action"),
+        ("just some thoughts", "no_tool_call"),
+        (call("teleport", to="x"), "unknown_tool"),
+        (call("search", query="x", k="five"), "invalid_arguments"),
+        (call("open", page="No such page zzz"), "not_found"),
+        (call("find", page="Anarchism", text="zzzqqq"), "not_found"),
+        (call("open", page="Anarchism", part=999), "invalid_part"),
+        (call("python", code="print(1)"), "unknown_tool"),  # python="off"
+        ("<tool_call>{not json</tool_call>", "parse_error"),
+        ("[" * 1000 + "]" * 1000, "no_tool_call"),
+        ('<tool_call>{"name": "search", "arguments": ' + "[" * 1000 + "]" * 1000 + "}</tool_call>", "parse_error"),
+    ],
+)
+def test_bad_actions_become_observations(env: WikiSearchEnv, action: str, code: str) -> None:
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step(action)
+    assert info["tool_error"] == code, obs
+    assert info["tool_error_counts"][code] == 1
+    assert obs and not term and r == 0.0 and info["step"] == 1
+
+
+def test_hostile_bytes_and_huge_actions(env: WikiSearchEnv) -> None:
+    import numpy as np
+
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        junk = bytes(rng.integers(0, 256, 5000, dtype=np.uint8)).decode("latin-1")
+        obs, *_ = env.step(junk)
+        assert isinstance(obs, str)
+    obs, _, _, trunc, info = env.step("x" * 1_000_000)
+    assert info["tool_error"] is not None and len(obs) <= env.max_obs_chars + 100
+    assert trunc  # the fifth action spent the budget
+
+
+def test_open_paginates_deterministically(env: WikiSearchEnv) -> None:
+    env.reset(seed=0)
+    obs1, *_ = env.step(call("open", page="anarchism"))
+    assert obs1.startswith("# Anarchism (d") and "part 1/" in obs1
+    env.reset(seed=0)
+    again, *_ = env.step(call("open", page="Anarchism"))
+    assert again.replace(" [from 'anarchism']", "") == obs1.replace(" [from 'anarchism']", "")
+    obs2, *_ = env.step(call("open", page="Anarchism", part=2))
+    assert "part 2/" in obs2 and obs2 != obs1
+
+
+def test_find_and_redirect(env: WikiSearchEnv, snap: Snapshot) -> None:
+    env.reset(seed=0)
+    obs, *_ = env.step(call("find", page="Anarchism", text="Proudhon"))
+    assert "find('Proudhon')" in obs and "[p" in obs
+    row = snap.sql("SELECT redirects_from FROM articles WHERE len(redirects_from) > 0 LIMIT 1")
+    alias = row.column(0)[0].as_py()[0]
+    obs, _, _, _, info = env.step(call("open", page=alias))
+    assert info["tool_error"] is None and f"[from {alias!r}]" in obs
+
+
+def test_hallucinated_citations_counted(env: WikiSearchEnv) -> None:
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    _, r, term, _, info = env.step(call("answer", text="Anarchism", citations=["p999999", "p3", "zz"]))
+    assert term and r == 1.0  # binary preset: outcome only
+    m = info["reward_metrics"]
+    assert m["citation_nonexistent"] == 2  # p999999 and a malformed id
+    assert m["citation_unseen"] == 1  # p3 exists but was never shown
+    assert info["reward_components"]["citation"] == 0.0
+
+
+def test_shaped_reward_penalises(snap: Snapshot, tasks: TaskSet) -> None:
+    env = WikiSearchEnv(corpus=snap, tasks=tasks, reward="shaped", python="off")
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    env.step(call("teleport"))
+    _, r, *_ = env.step(call("answer", text="Anarchism", citations=["p999999"]))
+    assert r < 1.0
+
+
+def test_determinism_of_episodes(snap: Snapshot, tasks: TaskSet) -> None:
+    actions = [
+        "<search>anarchism history</search>",
+        call("open", page="Anarchism", section="History"),
+        call("find", page="Anarchism", text="Kropotkin"),
+        "<answer>anarchism</answer>",
+    ]
+
+    def run() -> list[object]:
+        env = WikiSearchEnv(corpus=snap, tasks=tasks, python="off")
+        out: list[object] = [env.reset(seed=7)]
+        for a in actions:
+            out.append(env.step(a))
+        return out
+
+    assert run() == run()
+
+
+def test_oracle_solves_default_tasks(snap: Snapshot, tasks: TaskSet) -> None:
+    env = WikiSearchEnv(corpus=snap, tasks=tasks, python="off", max_steps=8)
+    solved = 0
+    for task in list(tasks)[:20]:
+        env.reset(options={"task_id": task.task_id})
+        for oc in task.oracle:
+            obs, r, term, trunc, info = env.step(call(oc.name, **oc.arguments))
+            assert info["tool_error"] is None, obs
+        assert term
+        solved += r == 1.0
+    assert solved == 20
+
+
+def test_taskset_roundtrip_and_mismatch(tasks: TaskSet, tmp_path: Path, snap: Snapshot) -> None:
+    for suffix in (".jsonl", ".parquet"):
+        path = tasks.save(tmp_path / f"t{suffix}")
+        again = TaskSet.load(path)
+        assert again.taskset_id == tasks.taskset_id and len(again) == len(tasks)
+    other = TaskSet([tasks[0].model_copy(update={"snapshot_id": "0" * 64})])
+    with pytest.raises(TaskSetError, match="was made for snapshot"):
+        WikiSearchEnv(corpus=snap, tasks=other, python="off")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "x"}\n')
+    with pytest.raises(TaskSetError, match="bad.jsonl:1"):
+        TaskSet.load(bad)
+
+
+def test_calc_rewards() -> None:
+    env = gym.make("Calc-v0")
+    obs, info = env.reset(seed=1)
+    gold = None
+    _, r, term, trunc, info = env.step("<answer>nope</answer>")
+    gold = info["gold"]
+    assert term and not trunc and r == 0.0
+    env.reset(seed=1)
+    _, r, *_ = env.step(f"thinking... <answer>{gold}</answer>")
+    assert r == 1.0
+    env.reset(seed=1)
+    _, r, _, _, info = env.step("the answer is " + gold)
+    assert r == 0.0 and info["tool_error"] == "no_tool_call"
+
+
+@pytest.mark.skipif(os.environ.get("WIKIGYM_SKIP_DEFAULT") == "1", reason="default world disabled")
+def test_default_env_check(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
+    env = gym.make("WikiSearch-v0", python="off")
+    check_env(env.unwrapped)
+    obs, info = env.reset(seed=0)
+    assert "Question:" in obs and info["task_id"]

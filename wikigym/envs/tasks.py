@@ -1,0 +1,207 @@
+"""TaskSets: questions with answers, evidence, rubric and oracle, in JSONL or Parquet.
+
+A TaskSet is content-addressed like a snapshot: ``taskset_id`` is a sha256 over the
+canonical JSON of its tasks, in order, so a trajectory can name exactly what it ran on.
+Parquet files store each task as canonical JSON in a ``task`` column (plus flat columns
+for browsing: task_id, question, answer, level) so nested fields survive unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from wikigym.errors import TaskSetError
+
+
+class EvidenceFact(BaseModel):
+    """A fact of the snapshot a task rests on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject_doc_id: int | None = None
+    subject: str | None = None
+    relation: str
+    object: str
+    object_doc_id: int | None = None
+    passage_id: int | None = None
+
+
+class Evidence(BaseModel):
+    """Where the answer comes from: pages, passages and facts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_ids: list[int] = Field(default_factory=list)
+    passage_ids: list[int] = Field(default_factory=list)
+    titles: list[str] = Field(default_factory=list)
+    facts: list[EvidenceFact] = Field(default_factory=list)
+
+
+class RubricEntry(BaseModel):
+    """An atomic fact (with hidden-entity placeholders) a good answer is supported by."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    passage_ids: list[int] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    connected_to_answer: bool = True
+
+
+class OracleCall(BaseModel):
+    """One tool call of an oracle trajectory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Task(BaseModel):
+    """One question of a TaskSet (the fields of DESIGN.md, "synth")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    answer: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    answer_type: str | None = None
+    level: str | None = None
+    query: dict[str, Any] | None = Field(default=None, description="formal query")
+    evidence: Evidence = Field(default_factory=Evidence)
+    rubric: list[RubricEntry] = Field(default_factory=list)
+    oracle: list[OracleCall] = Field(default_factory=list)
+    difficulty: dict[str, float | int | str] = Field(default_factory=dict)
+    snapshot_id: str | None = None
+    generator: str | None = None
+    seed: int | None = None
+    source: str | None = None
+
+    @property
+    def golds(self) -> tuple[str, ...]:
+        """The answer and its aliases, without repeats, answer first."""
+        seen: dict[str, None] = {}
+        for a in (self.answer, *self.aliases):
+            if a and a not in seen:
+                seen[a] = None
+        return tuple(seen)
+
+    def canonical_json(self) -> str:
+        return json.dumps(
+            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+
+
+class TaskSet(Sequence[Task]):
+    """An ordered, immutable collection of tasks with a content id.
+
+    Args:
+        tasks: The tasks; task_ids must be unique.
+        name: Free-form name (not part of the id).
+    """
+
+    def __init__(self, tasks: Iterable[Task], name: str = "tasks") -> None:
+        self._tasks = tuple(tasks)
+        self.name = name
+        self._by_id: dict[str, int] = {}
+        for i, t in enumerate(self._tasks):
+            if t.task_id in self._by_id:
+                raise TaskSetError(f"duplicate task_id {t.task_id!r} in {name}; task ids must be unique")
+            self._by_id[t.task_id] = i
+        h = hashlib.sha256()
+        for t in self._tasks:
+            h.update(t.canonical_json().encode())
+            h.update(b"\n")
+        self.taskset_id = h.hexdigest()
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __getitem__(self, i: int) -> Task:  # type: ignore[override]
+        return self._tasks[i]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks)
+
+    def get(self, task_id: str) -> Task:
+        """The task with this id.
+
+        Raises:
+            TaskSetError: No such task (the message names a few that exist).
+        """
+        if task_id not in self._by_id:
+            some = ", ".join(repr(t.task_id) for t in self._tasks[:3])
+            raise TaskSetError(f"no task {task_id!r} in {self.name}; task ids look like {some}")
+        return self._tasks[self._by_id[task_id]]
+
+    def snapshot_ids(self) -> set[str]:
+        return {t.snapshot_id for t in self._tasks if t.snapshot_id}
+
+    # ---- files --------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write ``.jsonl`` or ``.parquet`` (by suffix), atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        if path.suffix == ".parquet":
+            table = pa.table(
+                {
+                    "task_id": [t.task_id for t in self._tasks],
+                    "question": [t.question for t in self._tasks],
+                    "answer": [t.answer for t in self._tasks],
+                    "level": [t.level for t in self._tasks],
+                    "task": [t.canonical_json() for t in self._tasks],
+                }
+            )
+            pq.write_table(table, tmp, compression="zstd")
+        elif path.suffix == ".jsonl":
+            with tmp.open("w", encoding="utf-8") as f:
+                for t in self._tasks:
+                    f.write(t.canonical_json() + "\n")
+        else:
+            raise TaskSetError(f"TaskSet files end in .jsonl or .parquet, got {path.name!r}")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> TaskSet:
+        """Read a TaskSet file (``.jsonl`` or ``.parquet``).
+
+        Raises:
+            TaskSetError: Missing file, bad JSON, or a task that does not validate (the line
+                and the field are named).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise TaskSetError(f"TaskSet file {path} does not exist")
+        if path.suffix == ".parquet":
+            rows = pq.read_table(path, columns=["task"]).column("task").to_pylist()
+        elif path.suffix in (".jsonl", ".json"):
+            rows = path.read_text(encoding="utf-8").splitlines()
+        else:
+            raise TaskSetError(f"TaskSet files end in .jsonl or .parquet, got {path.name!r}")
+        tasks = []
+        for i, line in enumerate(rows, 1):
+            if not line.strip():
+                continue
+            try:
+                tasks.append(Task.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise TaskSetError(
+                    f"{path}:{i}: invalid task ({where}: {first['msg']}); "
+                    "expected the fields of wikigym.envs.tasks.Task"
+                ) from exc
+        if not tasks:
+            raise TaskSetError(f"{path} holds no task")
+        return cls(tasks, name=path.name)

@@ -1,0 +1,271 @@
+"""The tools' behaviour over a snapshot: what each call shows the agent.
+
+Outputs are plain text with ids the agent can cite: passages as ``p<passage_id>``, pages as
+``d<doc_id>``. Every id shown is recorded as *seen*, which the citation reward and the
+hallucination metrics read. A model-facing failure is a :class:`ToolResult` with an
+``error`` code, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from wikigym.corpora.snapshot import Page, Snapshot
+from wikigym.envs.sandbox import PythonSandbox
+from wikigym.envs.tool_specs import (
+    AnswerArgs,
+    FindArgs,
+    OpenArgs,
+    PythonArgs,
+    SearchArgs,
+    ToolArgs,
+    ToolName,
+)
+
+NOT_FOUND = "not_found"
+SANDBOX_ERROR = "sandbox_error"
+INVALID_PART = "invalid_part"
+TOOL_DISABLED = "tool_disabled"
+TOOL_ERROR_CODES: tuple[str, ...] = (NOT_FOUND, SANDBOX_ERROR, INVALID_PART, TOOL_DISABLED)
+
+
+def passage_ref(passage_id: int) -> str:
+    """The citation id of a passage (``p12``)."""
+    return f"p{passage_id}"
+
+
+def page_ref(doc_id: int) -> str:
+    """The citation id of a page (``d3``)."""
+    return f"d{doc_id}"
+
+
+def parse_ref(ref: str) -> tuple[str, int] | None:
+    """``("p", 12)`` for ``p12``, ``("d", 3)`` for ``d3``; None for anything else."""
+    ref = ref.strip()
+    if len(ref) >= 2 and ref[0] in "pPdD" and ref[1:].isdigit() and len(ref) <= 19:
+        return ref[0].lower(), int(ref[1:])
+    return None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What one call produced.
+
+    Attributes:
+        text: The observation text.
+        error: A stable error code, or None.
+        seen: Citation ids shown to the agent by this call (in display order).
+        answer: The answer call's arguments, when the call was ``answer``.
+    """
+
+    text: str
+    error: str | None = None
+    seen: tuple[str, ...] = ()
+    answer: AnswerArgs | None = None
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """Presentation limits of the tools.
+
+    Attributes:
+        page_chars: Characters of page text per ``open`` part (long pages are paginated
+            on passage boundaries, deterministically).
+        find_max_hits: Passages listed by ``find``.
+        snippet_chars: Characters of a passage shown around a ``find`` match.
+        python_output_chars: Characters of sandbox output shown.
+    """
+
+    page_chars: int = 6000
+    find_max_hits: int = 10
+    snippet_chars: int = 300
+    python_output_chars: int = 4000
+
+
+@dataclass
+class ToolBox:
+    """Runs validated tool calls against a snapshot (and the sandbox).
+
+    Args:
+        snapshot: The open snapshot (shared, read-only).
+        sandbox: The Python sandbox, or None when the python tool is disabled.
+        config: Presentation limits.
+    """
+
+    snapshot: Snapshot
+    sandbox: PythonSandbox | None = None
+    config: ToolConfig = field(default_factory=ToolConfig)
+
+    def __post_init__(self) -> None:
+        self._dispatch: dict[ToolName, Callable[..., ToolResult]] = {
+            ToolName.SEARCH: self.search,
+            ToolName.OPEN: self.open,
+            ToolName.FIND: self.find,
+            ToolName.PYTHON: self.python,
+            ToolName.ANSWER: self.answer,
+        }
+
+    def run(self, name: ToolName, args: ToolArgs, *, seed: int = 0) -> ToolResult:
+        """Run one validated call."""
+        if name is ToolName.PYTHON:
+            return self.python(args, seed=seed)  # type: ignore[arg-type]
+        return self._dispatch[name](args)
+
+    # ---- tools --------------------------------------------------------------------
+    def search(self, args: SearchArgs) -> ToolResult:
+        hits = self.snapshot.search(args.query, args.k)
+        if not hits:
+            return ToolResult(
+                f"search({args.query!r}): no passage matches. Try other or fewer words.",
+                seen=(),
+            )
+        lines = [f"search({args.query!r}): {len(hits)} results"]
+        for rank, h in enumerate(hits, 1):
+            lines.append(f"{rank}. [{passage_ref(h.passage_id)}] {h.title} ({page_ref(h.doc_id)})")
+            lines.append(f"   {h.text}")
+        return ToolResult("\n".join(lines), seen=tuple(passage_ref(h.passage_id) for h in hits))
+
+    def _page_or_error(self, ref: str | int) -> Page | ToolResult:
+        target: str | int = ref
+        if isinstance(ref, str) and (parsed := parse_ref(ref)) is not None and parsed[0] == "d":
+            target = parsed[1]
+        page = self.snapshot.page(target)
+        if page is not None:
+            return page
+        hint = ""
+        if isinstance(ref, str):
+            titles: list[str] = []
+            for h in self.snapshot.search(ref, 5):
+                if h.title not in titles:
+                    titles.append(h.title)
+            if titles:
+                hint = " Similar titles: " + "; ".join(titles[:3]) + "."
+        return ToolResult(
+            f"open: no page {ref!r} (by title, redirect or doc id).{hint} "
+            "Use search to find the exact title.",
+            error=NOT_FOUND,
+        )
+
+    def open(self, args: OpenArgs) -> ToolResult:
+        page = self._page_or_error(args.page)
+        if isinstance(page, ToolResult):
+            return page
+        sections = list(page.sections)
+        if args.section is not None:
+            wanted = args.section.casefold()
+            chosen = [s for s in sections if any(h.casefold() == wanted for h in s.path)]
+            if not chosen:
+                chosen = [s for s in sections if s.path and wanted in " > ".join(s.path).casefold()]
+            if not chosen:
+                names = [" > ".join(s.path) for s in sections if s.path]
+                listing = "; ".join(dict.fromkeys(names)) or "(the page has only a lead section)"
+                return ToolResult(
+                    f"open: page {page.title!r} has no section {args.section!r}. Sections: {listing}",
+                    error=NOT_FOUND,
+                )
+            sections = chosen
+        # Blocks: one per passage, with its section heading when the section changes.
+        blocks: list[tuple[str, str]] = []  # (text, citation id)
+        last_path: tuple[str, ...] | None = None
+        paths = {pid: s.path for s in sections for pid in s.passage_ids}
+        rows = self.snapshot.sql(
+            "SELECT passage_id, text FROM passages WHERE doc_id = ? ORDER BY passage_id",
+            [page.doc_id],
+        ).to_pylist()
+        for row in rows:
+            pid = row["passage_id"]
+            if pid not in paths:
+                continue
+            path = paths[pid]
+            prefix = ""
+            if path != last_path:
+                prefix = f"## {' > '.join(path)}\n" if path else ""
+                last_path = path
+            blocks.append((f"{prefix}[{passage_ref(pid)}] {row['text']}", passage_ref(pid)))
+        parts: list[list[tuple[str, str]]] = [[]]
+        size = 0
+        for block in blocks:
+            if parts[-1] and size + len(block[0]) > self.config.page_chars:
+                parts.append([])
+                size = 0
+            parts[-1].append(block)
+            size += len(block[0]) + 1
+        if args.part > len(parts):
+            return ToolResult(
+                f"open: page {page.title!r} has {len(parts)} part(s); part={args.part} does not exist.",
+                error=INVALID_PART,
+            )
+        shown = parts[args.part - 1]
+        head = f"# {page.title} ({page_ref(page.doc_id)})"
+        if page.resolved_from:
+            head += f" [from {page.resolved_from!r}]"
+        if page.is_disambiguation:
+            head += " [disambiguation page]"
+        if len(parts) > 1:
+            head += f" part {args.part}/{len(parts)}"
+        body = "\n".join(b for b, _ in shown)
+        tail = ""
+        if args.part < len(parts):
+            tail = f"\n... (part {args.part}/{len(parts)}; open with part={args.part + 1} to read on)"
+        links = [link.target_title for link in page.links if link.target_doc_id is not None]
+        if links and args.part == 1 and args.section is None:
+            uniq = list(dict.fromkeys(links))
+            tail += "\nLinks: " + "; ".join(uniq[:30]) + (" ..." if len(uniq) > 30 else "")
+        seen = (page_ref(page.doc_id), *(ref for _, ref in shown))
+        return ToolResult(f"{head}\n{body}{tail}", seen=seen)
+
+    def find(self, args: FindArgs) -> ToolResult:
+        page = self._page_or_error(args.page)
+        if isinstance(page, ToolResult):
+            return page
+        needle = args.text.casefold()
+        rows = self.snapshot.sql(
+            "SELECT passage_id, text FROM passages WHERE doc_id = ? ORDER BY passage_id",
+            [page.doc_id],
+        ).to_pylist()
+        hits = []
+        for row in rows:
+            at = row["text"].casefold().find(needle)
+            if at >= 0:
+                hits.append((row["passage_id"], row["text"], at))
+        if not hits:
+            return ToolResult(
+                f"find: {args.text!r} does not occur in {page.title!r} ({page_ref(page.doc_id)}).",
+                error=NOT_FOUND,
+                seen=(page_ref(page.doc_id),),
+            )
+        half = self.config.snippet_chars // 2
+        lines = [f"find({args.text!r}) in {page.title} ({page_ref(page.doc_id)}): {len(hits)} passages"]
+        for pid, text, at in hits[: self.config.find_max_hits]:
+            start = max(0, at - half)
+            end = min(len(text), at + len(needle) + half)
+            snippet = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+            lines.append(f"[{passage_ref(pid)}] {snippet}")
+        if len(hits) > self.config.find_max_hits:
+            lines.append(f"... {len(hits) - self.config.find_max_hits} more")
+        shown = hits[: self.config.find_max_hits]
+        return ToolResult(
+            "\n".join(lines), seen=(page_ref(page.doc_id), *(passage_ref(p) for p, _, _ in shown))
+        )
+
+    def python(self, args: PythonArgs, *, seed: int = 0) -> ToolResult:
+        if self.sandbox is None:
+            return ToolResult("python: the python tool is disabled in this environment.", error=TOOL_DISABLED)
+        result = self.sandbox.run(args.code, seed=seed)
+        limit = self.config.python_output_chars
+        out = result.stdout[:limit]
+        parts = [f"python exit={result.exit_code}"]
+        if out:
+            parts.append(out)
+        if result.stderr:
+            parts.append("stderr:\n" + result.stderr[:limit])
+        if result.error is not None:
+            if result.error == "unavailable":
+                return ToolResult(result.stderr[:limit] or "python: sandbox unavailable", error=TOOL_DISABLED)
+            parts.append(f"[{result.error}]")
+            return ToolResult("\n".join(parts), error=SANDBOX_ERROR)
+        return ToolResult("\n".join(parts))
+
+    def answer(self, args: AnswerArgs) -> ToolResult:
+        return ToolResult(f"answer: {args.text}", answer=args)

@@ -1,0 +1,324 @@
+"""``WikiSearch-v0``: answer a question by searching and reading a frozen snapshot.
+
+An episode is one task. The first observation is the question and the tool descriptions;
+each action is the model's text, parsed into tool calls (see :mod:`wikigym.envs.actions`);
+each later observation is what the tools returned, or a model-facing error. The episode
+ends when the agent answers (``terminated``) or when ``max_steps`` actions were taken
+without an answer (``truncated`` with ``info["mask"] = True``: leave it out of the loss).
+Every action, valid or not, costs one step.
+
+``info`` on every step: ``snapshot_id``, ``taskset_id``, ``task_id``, ``step``,
+``tools`` (names called this step), ``tool_error`` (first error code this step, or None),
+``tool_error_counts`` (per code, this episode), ``mask``. On the last step also
+``reward_components``, ``reward_metrics``, ``answer``, ``citations`` and, when the reward
+config asks for it, ``step_rewards``. Nothing in ``info`` depends on time or memory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.actions import parse_action
+from wikigym.envs.resources import default_resources, shared_snapshot, shared_taskset
+from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
+from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
+from wikigym.envs.spaces import UnicodeText
+from wikigym.envs.tasks import Task, TaskSet
+from wikigym.envs.tool_specs import ToolName, describe_tools
+from wikigym.envs.tools import ToolBox, ToolConfig, parse_ref
+from wikigym.errors import TaskSetError
+
+ToolFormat = Literal["hermes", "json", "search-r1"]
+PythonMode = Literal["auto", "off", "unsafe"]
+MAX_ACTION_CHARS = 2_000_000
+
+_FORMAT_HELP: dict[str, str] = {
+    "hermes": 'Call one tool per turn as <tool_call>{"name": ..., "arguments": {...}}</tool_call>.',
+    "json": 'Call one tool per turn as a JSON object {"name": ..., "arguments": {...}}.',
+    "search-r1": (
+        "Search with <search>query</search>; give the final answer with <answer>text</answer>. "
+        'Other tools: <tool_call>{"name": ..., "arguments": {...}}</tool_call>.'
+    ),
+}
+
+
+@dataclass
+class _Episode:
+    task: Task
+    steps: int = 0
+    seen: set[str] = field(default_factory=set)
+    errors: Counter[str] = field(default_factory=Counter)
+    done: bool = False
+
+
+class WikiSearchEnv(gym.Env[str, str]):
+    """Multi-turn search over a snapshot with typed tools and component rewards.
+
+    Args:
+        corpus: Snapshot directory or an open :class:`Snapshot`; None for the embedded
+            default (the generated world, built once into the user cache).
+        tasks: TaskSet file (``.jsonl``/``.parquet``) or a :class:`TaskSet`; None for the
+            default TaskSet of the default world, or one-hop questions drawn from the
+            facts of ``corpus``.
+        max_steps: Step budget (actions) per episode.
+        reward: A preset name (``binary``, ``f1``, ``shaped``) or a :class:`RewardConfig`.
+        tool_format: Call format described in the first observation (all formats are
+            accepted whatever this says).
+        tools: Tool names to enable (default: all).
+        max_calls_per_step: Tool calls run per action (the rest are a ``too_many_calls``
+            error).
+        python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
+            message where namespaces are unavailable); ``off`` disables it; ``unsafe`` runs
+            it without namespaces (resource limits only): only for trusted models.
+        max_obs_chars: Observations longer than this are cut (with a marker).
+        tool_config: Presentation limits of the tools (page part size, ...).
+        render_mode: None or ``ansi``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        corpus: str | Path | Snapshot | None = None,
+        tasks: str | Path | TaskSet | None = None,
+        max_steps: int = 12,
+        reward: str | RewardConfig = "binary",
+        tool_format: ToolFormat = "hermes",
+        tools: list[str] | tuple[str, ...] | None = None,
+        max_calls_per_step: int = 1,
+        python: PythonMode = "auto",
+        max_obs_chars: int = 16_000,
+        tool_config: ToolConfig | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if tool_format not in _FORMAT_HELP:
+            raise ValueError(f"tool_format must be one of {sorted(_FORMAT_HELP)}, got {tool_format!r}")
+        if python not in ("auto", "off", "unsafe"):
+            raise ValueError(f"python must be 'auto', 'off' or 'unsafe', got {python!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.snapshot, self.tasks = _resolve(corpus, tasks)
+        self.max_steps = max_steps
+        self.reward_config = reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
+        self.tool_format = tool_format
+        self.tools = _tool_names(tools)
+        if python == "off" and ToolName.PYTHON in self.tools:
+            self.tools = tuple(t for t in self.tools if t is not ToolName.PYTHON)
+        sandbox = None
+        if ToolName.PYTHON in self.tools:
+            sandbox = PythonSandbox(SandboxLimits(), allow_unsafe=python == "unsafe")
+        self.toolbox = ToolBox(self.snapshot, sandbox, tool_config or ToolConfig())
+        self.max_calls_per_step = max_calls_per_step
+        self.max_obs_chars = max_obs_chars
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(max_obs_chars + 200)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS)
+        self._episode: _Episode | None = None
+        self._last_obs = ""
+
+    # ---- gymnasium API --------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode: the task named in ``options["task_id"]``, else one drawn with
+        ``self.np_random``."""
+        super().reset(seed=seed)
+        options = options or {}
+        if "task_id" in options:
+            task = self.tasks.get(str(options["task_id"]))
+        else:
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        self._episode = _Episode(task=task)
+        obs = self._first_observation(task)
+        self._last_obs = obs
+        return obs, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Run the tool calls in ``action``; see the module docstring for ``info``."""
+        ep = self._episode
+        if ep is None or ep.done:
+            raise RuntimeError("step() called on a finished or unstarted episode; call reset() first")
+        if isinstance(action, bytes):
+            action = action.decode("utf-8", errors="replace")
+        if not isinstance(action, str):
+            raise TypeError(f"action must be str, got {type(action).__name__}")
+        ep.steps += 1
+        parsed = parse_action(action, max_calls=self.max_calls_per_step, tools=self.tools)
+        parts: list[str] = []
+        step_errors: list[str] = []
+        called: list[str] = []
+        answer = None
+        for error in parsed.errors:
+            ep.errors[error.code] += 1
+            step_errors.append(error.code)
+            parts.append(f"error ({error.code}): {error.message}")
+        for call in parsed.calls:
+            called.append(call.name.value)
+            result = self.toolbox.run(call.name, call.args, seed=self._python_seed())
+            ep.seen.update(result.seen)
+            if result.error is not None:
+                ep.errors[result.error] += 1
+                step_errors.append(result.error)
+            if result.answer is not None:
+                answer = result.answer
+                break
+            parts.append(result.text)
+        terminated = answer is not None
+        truncated = not terminated and ep.steps >= self.max_steps
+        info = self._info(tools=called, tool_error=step_errors[0] if step_errors else None)
+        reward = 0.0
+        if terminated or truncated:
+            ep.done = True
+            reward = self._finish(ep, answer, truncated, info)
+        obs = "\n\n".join(parts) if parts else ("(episode finished)" if terminated else "")
+        if truncated:
+            obs += f"\n\nThe step budget ({self.max_steps}) is spent; the episode ends without an answer."
+        obs = self._clip(obs)
+        self._last_obs = obs
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        return self._last_obs if self.render_mode == "ansi" else None
+
+    # ---- internals ------------------------------------------------------------------
+    def _python_seed(self) -> int:
+        ep = self._episode
+        return 0 if ep is None else ep.steps
+
+    def _first_observation(self, task: Task) -> str:
+        return (
+            "Answer the question by searching and reading the encyclopedia. Cite the passage ids "
+            "(like p12) that support your answer.\n"
+            f"{_FORMAT_HELP[self.tool_format]}\n\n"
+            f"{describe_tools(self.tools, search_r1_tags=self.tool_format == 'search-r1')}\n\n"
+            f"Question: {task.question}"
+        )
+
+    def _clip(self, text: str) -> str:
+        if len(text) <= self.max_obs_chars:
+            return text
+        return text[: self.max_obs_chars] + f"\n... [observation cut at {self.max_obs_chars} characters]"
+
+    def _info(self, tools: list[str] | None = None, tool_error: str | None = None) -> dict[str, Any]:
+        ep = self._episode
+        assert ep is not None
+        return {
+            "snapshot_id": self.snapshot.snapshot_id,
+            "taskset_id": self.tasks.taskset_id,
+            "task_id": ep.task.task_id,
+            "step": ep.steps,
+            "tools": list(tools or []),
+            "tool_error": tool_error,
+            "tool_error_counts": dict(sorted(ep.errors.items())),
+            "mask": False,
+        }
+
+    def _exists(self, ref: str) -> bool:
+        parsed = parse_ref(ref)
+        if parsed is None:
+            return False
+        kind, n = parsed
+        return n < (self.snapshot.num_passages if kind == "p" else self.snapshot.num_articles)
+
+    def _ref_text(self, ref: str) -> str | None:
+        parsed = parse_ref(ref)
+        if parsed is None:
+            return None
+        kind, n = parsed
+        if kind == "p":
+            p = self.snapshot.passage(n)
+            return None if p is None else p.text
+        page = self.snapshot.page(n)
+        return None if page is None else page.text
+
+    def _finish(self, ep: _Episode, answer: Any, truncated: bool, info: dict[str, Any]) -> float:
+        citations = tuple(_canonical_ref(c) for c in answer.citations) if answer is not None else ()
+        outcome = EpisodeOutcome(
+            answer=None if answer is None else answer.text,
+            golds=ep.task.golds,
+            steps_used=ep.steps,
+            max_steps=self.max_steps,
+            truncated=truncated,
+            citations=citations,
+            seen_passages=frozenset(ep.seen),
+            existing=self._exists,
+            rubric=tuple(
+                RubricItem(
+                    text=r.text,
+                    passage_ids=tuple(f"p{p}" for p in r.passage_ids),
+                    entities=tuple(r.entities),
+                    connected_to_answer=r.connected_to_answer,
+                )
+                for r in ep.task.rubric
+            ),
+            passage_text=self._ref_text,
+            tool_errors=dict(ep.errors),
+        )
+        breakdown = compute_reward(outcome, self.reward_config)
+        info.update(breakdown.to_info())
+        info["answer"] = outcome.answer
+        info["citations"] = list(citations)
+        if breakdown.step_rewards is not None:
+            info["step_rewards"] = list(breakdown.step_rewards)
+        return float(breakdown.total)
+
+
+def _canonical_ref(ref: str) -> str:
+    parsed = parse_ref(ref)
+    return ref.strip() if parsed is None else f"{parsed[0]}{parsed[1]}"
+
+
+def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[ToolName, ...]:
+    if tools is None:
+        return tuple(ToolName)
+    out = []
+    for name in tools:
+        try:
+            out.append(ToolName(name))
+        except ValueError:
+            raise ValueError(
+                f"unknown tool {name!r}; expected some of {[t.value for t in ToolName]}"
+            ) from None
+    if ToolName.ANSWER not in out:
+        raise ValueError("the answer tool must be enabled: it is how an episode ends")
+    return tuple(t for t in ToolName if t in out)
+
+
+def _resolve(
+    corpus: str | Path | Snapshot | None, tasks: str | Path | TaskSet | None
+) -> tuple[Snapshot, TaskSet]:
+    if corpus is None and tasks is None:
+        return default_resources()
+    if corpus is None:
+        snapshot, _ = default_resources()
+    elif isinstance(corpus, Snapshot):
+        snapshot = corpus
+    else:
+        snapshot = shared_snapshot(corpus)
+    if tasks is None:
+        from wikigym.envs.default_tasks import one_hop_tasks
+
+        taskset = one_hop_tasks(snapshot)
+        if not len(taskset):
+            raise TaskSetError(
+                f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"
+            )
+    elif isinstance(tasks, TaskSet):
+        taskset = tasks
+    else:
+        taskset = shared_taskset(tasks)
+    other = sorted(taskset.snapshot_ids() - {snapshot.snapshot_id})
+    if other:
+        raise TaskSetError(
+            f"TaskSet {taskset.name} was made for snapshot {other[0][:16]}..., but the corpus is "
+            f"{snapshot.snapshot_id[:16]}...; pass the matching corpus or regenerate the tasks"
+        )
+    return snapshot, taskset
