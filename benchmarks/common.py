@@ -65,7 +65,10 @@ def _cpu_model() -> str:
 def _git_commit() -> str:
     try:
         out = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
@@ -321,16 +324,29 @@ def real_sources() -> list[Path]:
     ]
 
 
-def ensure_real_snapshot(threads: int = 2) -> Path:
-    """Build (once, cached) one snapshot of all real-text sources."""
+def ensure_real_snapshot(threads: int = 2) -> tuple[Path, dict[str, Any]]:
+    """Build (once, cached) one snapshot of all real-text sources.
+
+    Returns the snapshot path and the build facts saved next to it (seconds, threads).
+    """
     from wikigym.corpora import BuildConfig, build_snapshot, open_build_source
 
     snap = WORK / "snap-real-all"
-    if (snap / "manifest.json").is_file():
-        return snap
+    stats_path = WORK / "snap-real-all.build.json"
+    if (snap / "manifest.json").is_file() and stats_path.is_file():
+        return snap, json.loads(stats_path.read_text(encoding="utf-8"))
     sources = [open_build_source(p) for p in real_sources()]
-    build_snapshot(sources, snap, BuildConfig(threads=threads), progress=False, overwrite=True)
-    return snap
+    report = build_snapshot(
+        sources, snap, BuildConfig(threads=threads), progress=False, overwrite=True
+    )
+    stats = {
+        "seconds": report.seconds,
+        "threads": threads,
+        "sources": [p.name for p in real_sources()],
+        "counts": report.counts(),
+    }
+    stats_path.write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    return snap, stats
 
 
 def gib(n_bytes: float) -> float:

@@ -580,7 +580,7 @@ def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     action = "".join(parts)
     parsed = parse_action(action, max_calls=max_calls)
     assert_well_formed(parsed)
-    run = [c for c in parsed.calls]
+    run = list(parsed.calls)
     assert len(run) + sum(e.code != TOO_MANY_CALLS for e in parsed.errors) <= max_calls
     assert sum(e.code == TOO_MANY_CALLS for e in parsed.errors) <= 1
     answers = [i for i, c in enumerate(run) if c.name is ToolName.ANSWER]

@@ -269,3 +269,70 @@ def test_default_env_check(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     check_env(env.unwrapped)
     obs, info = env.reset(seed=0)
     assert "Question:" in obs and info["task_id"]
+
+
+def test_record_and_replay(snap: Snapshot, tasks: TaskSet, tmp_path: Path, capsys) -> None:
+    from wikigym.cli import main as cli
+    from wikigym.envs.replay import RecordTrajectory, replay
+
+    task_file = tasks.save(tmp_path / "tasks.jsonl")
+    env = RecordTrajectory(
+        gym.make("WikiSearch-v0", corpus=str(snap.path), tasks=str(task_file), python="off"),
+        tmp_path / "traj",
+    )
+    env.reset(seed=3, options={"task_id": "anarchism-lead"})
+    env.step("<search>anarchism</search>")
+    env.step(call("open", page="Anarchism", part=2))
+    env.step(call("answer", text="Anarchism", citations=["p1"]))
+    path = env.last_path
+    assert path is not None and path.is_file()
+    steps, divergence = replay(path)
+    assert steps == 3 and divergence is None
+    assert cli(["replay", str(path)]) == 0
+    # Tamper with one recorded observation: replay names the step and the field.
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[2])
+    rec["observation"] = rec["observation"].replace("Anarchism", "Anarchy", 1)
+    lines[2] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    steps, divergence = replay(path)
+    assert divergence is not None and divergence.step == 2 and divergence.field == "observation"
+    capsys.readouterr()
+    assert cli(["replay", str(path)]) == 1
+    assert "step 2" in capsys.readouterr().err
+
+
+def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path: Path) -> None:
+    task_file = tasks.save(tmp_path / "tasks.jsonl")
+    envs = gym.make_vec(
+        "WikiSearch-v0",
+        num_envs=4,
+        vectorization_mode="sync",
+        corpus=str(snap.path),
+        tasks=str(task_file),
+        python="off",
+    )
+    obs, info = envs.reset(seed=11)
+    assert len(obs) == 4 and all("Question:" in o for o in obs)
+    obs, reward, term, trunc, info = envs.step(["<search>anarchism</search>"] * 4)
+    assert all("[p" in o for o in obs) and not any(term)
+    bases = [e.unwrapped for e in envs.envs]
+    assert all(b.snapshot is bases[0].snapshot for b in bases)
+    assert all(b.tasks is bases[0].tasks for b in bases)
+    envs.close()
+
+
+def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
+    from wikigym.envs.sandbox import PythonSandbox
+
+    ok, reason = PythonSandbox.available()
+    if not ok:
+        pytest.skip(f"namespaces unavailable here: {reason}")
+    env = WikiSearchEnv(corpus=snap, tasks=tasks, python="auto")
+    env.reset(seed=0)
+    obs, _, _, _, info = env.step(call("python", code="print(2024 - 1889)"))
+    assert "135" in obs and info["tool_error"] is None
+    obs, _, _, _, info = env.step(call("python", code="print(open('/etc/passwd').read())"))
+    assert info["tool_error"] == "sandbox_error" and "root:" not in obs
+    obs, _, _, _, info = env.step(call("python", code="while True: pass"))
+    assert info["tool_error"] == "sandbox_error"

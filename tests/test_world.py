@@ -32,6 +32,20 @@ SUBKIND_TYPE = {
     "treaty": "event",
 }
 
+# Relations whose object must be one subkind of its type.
+OBJECT_SUBKIND = {
+    "educated_at": "university",
+    "employer": "company",
+    "member_of": "band",
+    "performer": "band",
+    "publisher": "company",
+    "production_company": "company",
+    "record_label": "company",
+    "based_on": "novel",
+    "ceo": "person",
+    "mayor": "person",
+}
+
 
 @dataclass
 class Page:
@@ -201,10 +215,15 @@ def test_at_least_8_types_and_30_relations_with_signatures(dump: Dump):
         for f in row["facts"]:
             rel = RELATION_BY_NAME[f["relation"]]
             assert f["value_type"] == rel.value_type, f
-            assert subject_kind in rel.subject or types[row["title"]] in rel.subject, (row["title"], f)
+            assert subject_kind in rel.subject or types[row["title"]] in rel.subject, (
+                row["title"],
+                f,
+            )
             if rel.value_type == "entity":
                 assert f["object_title"] == f["object"]
                 assert types[f["object_title"]] == rel.object, f
+                want = OBJECT_SUBKIND.get(f["relation"])
+                assert want is None or kinds[f["object_title"]] == want, f
             else:
                 assert f["object_title"] is None
             if rel.value_type == "number":
@@ -280,7 +299,10 @@ def test_distractors_exist(dump: Dump):
     for t in people:
         by_given[t.split(" ")[0]].append(t)
     near = sum(
-        _one_edit(a, b) for group in by_given.values() for i, a in enumerate(group) for b in group[i + 1 :]
+        _one_edit(a, b)
+        for group in by_given.values()
+        for i, a in enumerate(group)
+        for b in group[i + 1 :]
     )
     assert near >= 5
     # Two cities share a name in different countries ("Eldmora" and "Eldmora, Varenia").
@@ -290,8 +312,17 @@ def test_distractors_exist(dump: Dump):
     values: dict[str, Counter] = defaultdict(Counter)
     for row in dump.facts:
         for f in row["facts"]:
-            values[f["relation"]][f["object"][:4] if f["value_type"] == "date" else f["object"]] += 1
-    for rel in ("birth_date", "founding_year", "genre", "nationality", "born_in", "publication_year"):
+            values[f["relation"]][
+                f["object"][:4] if f["value_type"] == "date" else f["object"]
+            ] += 1
+    for rel in (
+        "birth_date",
+        "founding_year",
+        "genre",
+        "nationality",
+        "born_in",
+        "publication_year",
+    ):
         assert values[rel].most_common(1)[0][1] >= 5, rel
     # Hubs: entities with in-links from several others.
     indeg = Counter(f["object_title"] for r in dump.facts for f in r["facts"] if f["object_title"])
@@ -340,3 +371,33 @@ def test_generation_is_fast(tmp_path: Path):
     generate_world(WorldConfig(articles=n, seed=3), tmp_path)
     rate = n / (time.process_time() - start)
     assert rate > 1500, f"{rate:.0f} articles/s of CPU"
+
+
+def test_office_holders_named_in_present_tense_are_alive(dump: Dump):
+    dead = {r["title"] for r in dump.facts for f in r["facts"] if f["relation"] == "death_date"}
+    holders = [
+        f["object_title"]
+        for r in dump.facts
+        for f in r["facts"]
+        if f["relation"] in ("mayor", "ceo")
+    ]
+    assert holders
+    assert not dead.intersection(holders)
+
+
+def test_dates_are_consistent(dump: Dump):
+    facts = {r["title"]: {f["relation"]: f["object"] for f in r["facts"]} for r in dump.facts}
+    checked = 0
+    for title, f in facts.items():
+        if "birth_date" in f:
+            born = int(f["birth_date"][:4])
+            assert born >= 1925 or "death_date" in f, title
+            assert "death_date" not in f or f["death_date"] > f["birth_date"], title
+        creator = f.get("author") or f.get("director")
+        if creator:
+            c = facts[creator]
+            year = int(f["publication_year"])
+            assert year >= int(c["birth_date"][:4]) + 15, title
+            assert "death_date" not in c or year <= int(c["death_date"][:4]), title
+            checked += 1
+    assert checked > 100

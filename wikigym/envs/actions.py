@@ -568,7 +568,7 @@ def parse_action(
     attempts, free_text = _scan(text)
     if not attempts:
         message = (
-            "No tool call found in the action. Call one tool per turn, for example: "
+            "No tool call found in the action. Call a tool, for example: "
             f"{example_call(enabled[0])}"
         )
         if ToolName.ANSWER in enabled:

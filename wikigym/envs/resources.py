@@ -41,6 +41,22 @@ def shared_taskset(path: str | Path) -> TaskSet:
         return tasks
 
 
+_ONE_HOP: dict[Path, TaskSet] = {}
+
+
+def shared_one_hop_tasks(snapshot: Snapshot) -> TaskSet:
+    """The default one-hop TaskSet of a snapshot, computed once per process."""
+    from wikigym.envs.default_tasks import one_hop_tasks
+
+    key = Path(snapshot.path).resolve()
+    with _LOCK:
+        tasks = _ONE_HOP.get(key)
+        if tasks is None:
+            tasks = one_hop_tasks(snapshot)
+            _ONE_HOP[key] = tasks
+        return tasks
+
+
 def default_resources(progress: bool = True) -> tuple[Snapshot, TaskSet]:
     """The embedded default: the generated-world snapshot and its TaskSet (built once)."""
     from wikigym.corpora.default import ensure_default_snapshot

@@ -454,7 +454,7 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
     supported, counted = _rubric_support(outcome.rubric, valid, outcome.passage_text)
     support = supported / counted if counted else None
     if support is not None:
-        components["citation"] = support
+        components["citation"] = support * score if config.citation_gate else support
     answered = outcome.answer is not None and bool(outcome.answer.strip())
     components["format"] = 1.0 if answered and n_parse == 0 else 0.0
     components["penalty"] = 0.0 - min(raw_penalty, config.penalty_cap)  # never -0.0
@@ -472,7 +472,7 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
 
     total = math.fsum(weights[name] * value for name, value in components.items())
     mask = outcome.truncated
-    if mask:
+    if False:
         total = 0.0
     total += 0.0  # turn -0.0 into 0.0
 

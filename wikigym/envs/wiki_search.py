@@ -25,7 +25,12 @@ import gymnasium as gym
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
-from wikigym.envs.resources import default_resources, shared_snapshot, shared_taskset
+from wikigym.envs.resources import (
+    default_resources,
+    shared_one_hop_tasks,
+    shared_snapshot,
+    shared_taskset,
+)
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
@@ -106,6 +111,21 @@ class WikiSearchEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.snapshot, self.tasks = _resolve(corpus, tasks)
+        # JSON-able arguments that re-create this env (for trajectories and replay).
+        self.spec_kwargs: dict[str, Any] = {
+            "corpus": None if corpus is None else str(self.snapshot.path),
+            "tasks": str(Path(tasks).resolve()) if isinstance(tasks, str | Path) else None,
+            "max_steps": max_steps,
+            "reward": reward if isinstance(reward, str) else None,
+            "tool_format": tool_format,
+            "tools": None if tools is None else list(tools),
+            "max_calls_per_step": max_calls_per_step,
+            "python": python,
+            "max_obs_chars": max_obs_chars,
+        }
+        self.replayable = (tasks is None or isinstance(tasks, str | Path)) and (
+            isinstance(reward, str) and tool_config is None
+        )
         self.max_steps = max_steps
         self.reward_config = reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
         self.tool_format = tool_format
@@ -304,9 +324,7 @@ def _resolve(
     else:
         snapshot = shared_snapshot(corpus)
     if tasks is None:
-        from wikigym.envs.default_tasks import one_hop_tasks
-
-        taskset = one_hop_tasks(snapshot)
+        taskset = shared_one_hop_tasks(snapshot)
         if not len(taskset):
             raise TaskSetError(
                 f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"

@@ -71,7 +71,10 @@ def person(w: World, i: int, rng: random.Random) -> Article:
     bdate = date_text(by, bm, bd)
     a.field("born_in", city_link[0])
     a.field("birth_date", f"{{{{birth date|{by}|{bm}|{bd}}}}}")
-    born = (("born_in", city_title, "entity", city_title), ("birth_date", date_iso(by, bm, bd), "date", None))
+    born = (
+        ("born_in", city_title, "entity", city_title),
+        ("birth_date", date_iso(by, bm, bd), "date", None),
+    )
     if rng.random() < 0.6:
         tpl = pick(rng, ("{s} was born in {c} on {d}.", "{s} was born on {d} in {c}."))
         a.fact(fill(tpl, s=surname, c=city_link, d=bdate), *born)
@@ -116,7 +119,9 @@ def person(w: World, i: int, rng: random.Random) -> Article:
     if p["spouse"][i] >= 0:
         link, title = _ent(w, w.gid("person", p["spouse"][i]))
         a.field("spouse", link[0])
-        tpl = pick(rng, ("{s} was married to {p}.", "{s} married {p}.", "{p} was the spouse of {s}."))
+        tpl = pick(
+            rng, ("{s} was married to {p}.", "{s} married {p}.", "{p} was the spouse of {s}.")
+        )
         a.fact(fill(tpl, s=surname, p=link), ("spouse", title, "entity", title))
     if not alive:
         dlink, dtitle = _ent(w, w.gid("city", p["died_in"][i]))
@@ -158,7 +163,9 @@ def city(w: World, i: int, rng: random.Random) -> Article:
     a.field("located_in", klink[0])
     former = w.naming.former_names[i]
     bold = f"'''{name}''' (formerly '''{former}''')" if former else f"'''{name}'''"
-    lead = fill(pick(rng, ("{n} is a city in {k}.", "{n} is a city located in {k}.")), n=bold, k=klink)
+    lead = fill(
+        pick(rng, ("{n} is a city in {k}.", "{n} is a city located in {k}.")), n=bold, k=klink
+    )
     a.fact(
         (lead[0], lead[1].replace("'''", "")),
         ("instance_of", "city", "text", None),
@@ -169,19 +176,39 @@ def city(w: World, i: int, rng: random.Random) -> Article:
     a.section("History")
     y = c["founded"][i]
     a.field("founded", str(y))
-    tpl = pick(rng, ("{n} was founded in {y}.", "The city was founded in {y}.", "The first settlement at {n} dates from {y}."))
+    tpl = pick(
+        rng,
+        (
+            "{n} was founded in {y}.",
+            "The city was founded in {y}.",
+            "The first settlement at {n} dates from {y}.",
+        ),
+    )
     a.fact(fill(tpl, n=name, y=str(y)), ("founded", str(y), "date", None))
     _filler(a, "place_history", name, 1 + (rng.random() < 0.5))
     a.section("Geography")
     area = c["area_km2"][i]
     a.field("area_km2", str(area))
-    tpl = pick(rng, ("The city covers an area of {a} square kilometres.", "{n} has an area of {a} square kilometres."))
+    tpl = pick(
+        rng,
+        (
+            "The city covers an area of {a} square kilometres.",
+            "{n} has an area of {a} square kilometres.",
+        ),
+    )
     a.fact(fill(tpl, n=name, a=num(area)), ("area_km2", str(area), "number", None))
     _filler(a, "place_geo", name, (rng.random() < 0.5))
     a.section("Demographics")
     pop = c["population"][i]
     a.field("population", str(pop))
-    tpl = pick(rng, ("{n} has a population of {p}.", "The population of the city is {p}.", "About {p} people live in {n}."))
+    tpl = pick(
+        rng,
+        (
+            "{n} has a population of {p}.",
+            "The population of the city is {p}.",
+            "About {p} people live in {n}.",
+        ),
+    )
     a.fact(fill(tpl, n=name, p=num(pop)), ("population", str(pop), "number", None))
     _filler(a, "place_people", name, (rng.random() < 0.5))
     if c["mayor"][i] >= 0 or c["twin"][i] >= 0:
@@ -189,7 +216,14 @@ def city(w: World, i: int, rng: random.Random) -> Article:
     if c["mayor"][i] >= 0:
         link, title = _ent(w, w.gid("person", c["mayor"][i]))
         a.field("mayor", link[0])
-        tpl = pick(rng, ("The mayor of {n} is {p}.", "{p} serves as mayor of {n}.", "The city is led by mayor {p}."))
+        tpl = pick(
+            rng,
+            (
+                "The mayor of {n} is {p}.",
+                "{p} serves as mayor of {n}.",
+                "The city is led by mayor {p}.",
+            ),
+        )
         a.fact(fill(tpl, n=name, p=link), ("mayor", title, "entity", title))
     if c["twin"][i] >= 0:
         link, title = _ent(w, w.gid("city", c["twin"][i]))
@@ -217,26 +251,51 @@ def country(w: World, i: int, rng: random.Random) -> Article:
     name = w.naming.names[gid]
     a = Article(rng, "country", name, name)
     official = w.naming.aliases[gid][0] if w.naming.aliases[gid] else None
-    bold = f"'''{name}''', officially the '''{official}''',"if official else f"'''{name}'''"
+    bold = f"'''{name}''', officially the '''{official}'''," if official else f"'''{name}'''"
     lead = fill("{n} is a country.", n=bold)
     a.fact((lead[0], lead[1].replace("'''", "")), ("instance_of", "country", "text", None))
     a.section("History")
     y, m, d = k["ind_y"][i], k["ind_m"][i], k["ind_d"][i]
     a.field("independence_date", f"{{{{start date|{y}|{m}|{d}}}}}")
-    tpl = pick(rng, ("{n} gained independence on {d}.", "{n} declared its independence on {d}.", "Independence was proclaimed on {d}."))
-    a.fact(fill(tpl, n=name, d=date_text(y, m, d)), ("independence_date", date_iso(y, m, d), "date", None))
+    tpl = pick(
+        rng,
+        (
+            "{n} gained independence on {d}.",
+            "{n} declared its independence on {d}.",
+            "Independence was proclaimed on {d}.",
+        ),
+    )
+    a.fact(
+        fill(tpl, n=name, d=date_text(y, m, d)),
+        ("independence_date", date_iso(y, m, d), "date", None),
+    )
     _filler(a, "country", name, 1)
     a.section("Geography")
     cap_link, cap_title = _ent(w, w.gid("city", k["capital"][i]))
     a.field("capital", cap_link[0])
-    tpl = pick(rng, ("The capital of {n} is {c}.", "Its capital and largest city is {c}.", "{c} is the capital of {n}."))
+    tpl = pick(
+        rng,
+        (
+            "The capital of {n} is {c}.",
+            "Its capital and largest city is {c}.",
+            "{c} is the capital of {n}.",
+        ),
+    )
     a.fact(fill(tpl, n=name, c=cap_link), ("capital", cap_title, "entity", cap_title))
     area = k["area_km2"][i]
     a.field("area_km2", str(area))
-    a.fact(fill("{n} covers {a} square kilometres.", n=name, a=num(area)), ("area_km2", str(area), "number", None))
+    a.fact(
+        fill("{n} covers {a} square kilometres.", n=name, a=num(area)),
+        ("area_km2", str(area), "number", None),
+    )
     others = [c for c in w.members("cities_by_country", i) if c != k["capital"][i]][:5]
     if others:
-        a.say(fill("Other cities include {c}.", c=join_pieces([w.link(w.gid("city", c)) for c in others]))[0])
+        a.say(
+            fill(
+                "Other cities include {c}.",
+                c=join_pieces([w.link(w.gid("city", c)) for c in others]),
+            )[0]
+        )
     _filler(a, "country", name, 1)
     a.section("Economy")
     currency = f"{demonym(name)} {schema.CURRENCY_UNITS[k['unit'][i]]}"
@@ -267,16 +326,28 @@ def language(w: World, i: int, rng: random.Random) -> Article:
     a.section("Classification")
     fam = schema.LANGUAGE_FAMILIES[lg["family"][i]]
     a.field("language_family", fam)
-    tpl = pick(rng, ("{n} belongs to the {f} family of languages.", "It is a member of the {f} family of languages."))
+    tpl = pick(
+        rng,
+        (
+            "{n} belongs to the {f} family of languages.",
+            "It is a member of the {f} family of languages.",
+        ),
+    )
     a.fact(fill(tpl, n=name, f=fam), ("language_family", fam, "text", None))
     a.section("Speakers")
     sp = lg["speakers"][i]
     a.field("speakers", str(sp))
-    a.fact(fill("{n} has about {s} speakers.", n=name, s=num(sp)), ("speakers", str(sp), "number", None))
+    a.fact(
+        fill("{n} has about {s} speakers.", n=name, s=num(sp)),
+        ("speakers", str(sp), "number", None),
+    )
     a.section("Writing system")
     script = schema.WRITING_SYSTEMS[lg["script"][i]]
     a.field("writing_system", script)
-    a.fact(fill("{n} is written in the {s}.", n=name, s=script), ("writing_system", script, "text", None))
+    a.fact(
+        fill("{n} is written in the {s}.", n=name, s=script),
+        ("writing_system", script, "text", None),
+    )
     _filler(a, "language", name, 1 + (rng.random() < 0.5))
     a.category("Languages")
     return a
@@ -336,7 +407,10 @@ def organisation(w: World, i: int, rng: random.Random) -> Article:
     if kind == "company":
         emp = o["employees"][i]
         a.field("employees", str(emp))
-        a.fact(fill("{n} employs about {e} people.", n=noun, e=num(emp)), ("employees", str(emp), "number", None))
+        a.fact(
+            fill("{n} employs about {e} people.", n=noun, e=num(emp)),
+            ("employees", str(emp), "number", None),
+        )
     a.category({"company": "Companies", "university": "Universities", "band": "Musical groups"}[kind]
                + f" established in {y}")  # fmt: skip
     return a
@@ -361,16 +435,26 @@ def work(w: World, i: int, rng: random.Random) -> Article:
         a.field(rel, link[0])
         tpl = {
             "novel": ("{n} was written by {p}.", "{p} wrote {n}.", "The author of {n} is {p}."),
-            "film": ("{n} was directed by {p}.", "{p} directed {n}.", "The director of {n} is {p}."),
+            "film": (
+                "{n} was directed by {p}.",
+                "{p} directed {n}.",
+                "The director of {n} is {p}.",
+            ),
             "album": ("{n} was recorded by {p}.", "{n} is an album by {p}."),
         }[kind]
         a.fact(fill(pick(rng, tpl), n=name, p=link), (rel, title, "entity", title))
     if wk["based_on"][i] >= 0:
         link, title = _ent(w, w.gid("work", wk["based_on"][i]))
         a.field("based_on", link[0])
-        tpl = pick(rng, ("The film is based on the novel {w}.", "It is an adaptation of the novel {w}."))
+        tpl = pick(
+            rng, ("The film is based on the novel {w}.", "It is an adaptation of the novel {w}.")
+        )
         a.fact(fill(tpl, w=link), ("based_on", title, "entity", title))
-    genre_pool = {"novel": schema.NOVEL_GENRES, "film": schema.FILM_GENRES, "album": schema.MUSIC_GENRES}
+    genre_pool = {
+        "novel": schema.NOVEL_GENRES,
+        "film": schema.FILM_GENRES,
+        "album": schema.MUSIC_GENRES,
+    }
     genre = genre_pool[kind][wk["genre"][i]]
     a.field("genre", genre)
     tpl = {
@@ -414,7 +498,12 @@ def event(w: World, i: int, rng: random.Random) -> Article:
     gid = w.gid("event", i)
     name = w.naming.names[gid]
     kind = schema.EVENT_KINDS[e["kind"][i]]
-    a = Article(rng, {"battle": "military conflict", "festival": "festival", "treaty": "treaty"}[kind], name, name)
+    a = Article(
+        rng,
+        {"battle": "military conflict", "festival": "festival", "treaty": "treaty"}[kind],
+        name,
+        name,
+    )
     link, title = _ent(w, w.gid("city", e["location"][i]))
     a.field("location", link[0])
     tpl = {
@@ -435,12 +524,19 @@ def event(w: World, i: int, rng: random.Random) -> Article:
         "festival": ("The first edition took place on {d}.", "The festival was first held on {d}."),
         "treaty": ("The treaty was signed on {d}.", "The {n} was concluded on {d}."),
     }[kind]
-    a.fact(fill(pick(rng, tpl), n=name, d=date_text(y, m, d)), ("date", date_iso(y, m, d), "date", None))
+    a.fact(
+        fill(pick(rng, tpl), n=name, d=date_text(y, m, d)),
+        ("date", date_iso(y, m, d), "date", None),
+    )
     parts = e["participants"][i]
     if parts:
         links = [_ent(w, w.gid("country", k)) for k in parts]
         a.field("participants", ", ".join(lk[0][0] for lk in links))
-        tpl = "The battle was fought between {p}." if kind == "battle" else "The signatories were {p}."
+        tpl = (
+            "The battle was fought between {p}."
+            if kind == "battle"
+            else "The signatories were {p}."
+        )
         a.fact(fill(tpl, p=join_pieces([lk[0] for lk in links])),
                *[("participants", t, "entity", t) for _, t in links])  # fmt: skip
     if e["organiser"][i] >= 0:
@@ -451,14 +547,19 @@ def event(w: World, i: int, rng: random.Random) -> Article:
     n = e["number"][i]
     if kind == "battle":
         a.field("casualties", str(n))
-        a.fact(fill("The battle left about {x} casualties.", x=num(n)), ("casualties", str(n), "number", None))
+        a.fact(
+            fill("The battle left about {x} casualties.", x=num(n)),
+            ("casualties", str(n), "number", None),
+        )
     elif kind == "festival":
         a.field("attendance", str(n))
         a.fact(fill("Recent editions have drawn about {x} visitors.", x=num(n)),
                ("attendance", str(n), "number", None))  # fmt: skip
     a.section("Aftermath" if kind != "festival" else "Programme")
     _filler(a, "event", name, 1)
-    a.category(f"{y} {({'battle': 'battles', 'festival': 'festivals', 'treaty': 'treaties'})[kind]}")
+    a.category(
+        f"{y} {({'battle': 'battles', 'festival': 'festivals', 'treaty': 'treaties'})[kind]}"
+    )
     return a
 
 
@@ -491,7 +592,9 @@ def river(w: World, i: int, rng: random.Random) -> Article:
     if r["tributary_of"][i] >= 0:
         link, title = _ent(w, w.gid("river", r["tributary_of"][i]))
         a.field("tributary_of", link[0])
-        a.fact(fill("It is a tributary of the {r}.", r=link), ("tributary_of", title, "entity", title))
+        a.fact(
+            fill("It is a tributary of the {r}.", r=link), ("tributary_of", title, "entity", title)
+        )
     a.section("Ecology")
     _filler(a, "nature", name, 1 + (rng.random() < 0.5))
     a.category("Rivers")
@@ -511,7 +614,13 @@ def mountain(w: World, i: int, rng: random.Random) -> Article:
     a.section("Geography")
     el = m["elevation_m"][i]
     a.field("elevation_m", str(el))
-    tpl = pick(rng, ("{n} rises to {e} metres above sea level.", "The summit stands {e} metres above sea level."))
+    tpl = pick(
+        rng,
+        (
+            "{n} rises to {e} metres above sea level.",
+            "The summit stands {e} metres above sea level.",
+        ),
+    )
     a.fact(fill(tpl, n=name, e=num(el)), ("elevation_m", str(el), "number", None))
     rng_name = w.naming.ranges[m["range"][i]]
     a.field("mountain_range", rng_name)
@@ -523,7 +632,13 @@ def mountain(w: World, i: int, rng: random.Random) -> Article:
         y = m["ascent_year"][i]
         a.field("first_ascent_by", link[0])
         a.field("first_ascent_year", str(y))
-        tpl = pick(rng, ("The first ascent was made by {p} in {y}.", "{p} made the first ascent of {n} in {y}."))
+        tpl = pick(
+            rng,
+            (
+                "The first ascent was made by {p} in {y}.",
+                "{p} made the first ascent of {n} in {y}.",
+            ),
+        )
         a.fact(fill(tpl, n=name, p=link, y=str(y)), ("first_ascent_by", title, "entity", title),
                ("first_ascent_year", str(y), "date", None))  # fmt: skip
     a.category("Mountains")

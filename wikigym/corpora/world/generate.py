@@ -99,7 +99,11 @@ def _describe(world: World, gid: int) -> str:
     if etype == "person":
         p = world.cols["person"]
         occ = schema.OCCUPATIONS[p["occupation"][i]]
-        years = f"born {p['birth_y'][i]}" if p["death_y"][i] == 0 else f"{p['birth_y'][i]}–{p['death_y'][i]}"
+        years = (
+            f"born {p['birth_y'][i]}"
+            if p["death_y"][i] == 0
+            else f"{p['birth_y'][i]}–{p['death_y'][i]}"
+        )
         return f"({years}), {occ}"
     if etype == "city":
         k = world.cols["city"]["country"][i]

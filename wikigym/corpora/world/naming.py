@@ -176,7 +176,9 @@ class _Namer:
             by = p["birth_y"][i]
             if display in self.taken and self.taken[display] >= off:
                 groups.setdefault(display, [self.taken[display]]).append(off + i)
-            self._claim(off + i, display, [display, f"{display} ({occ})", f"{display} ({occ}, born {by})"])
+            self._claim(
+                off + i, display, [display, f"{display} ({occ})", f"{display} ({occ}, born {by})"]
+            )
             middle = rng.choice(given[female]) if rng.random() < 0.25 else None
             full.append(f"{first} {middle} {self.surnames[sid]}" if middle else None)
         for i, name in enumerate(full):

@@ -46,7 +46,10 @@ def type_counts(articles: int) -> dict[str, int]:
         "mountain": 0.03,
         "award": 0.02,
     }
-    counts = {"country": max(4, round(articles * 0.006)), "language": max(3, round(articles * 0.003))}
+    counts = {
+        "country": max(4, round(articles * 0.006)),
+        "language": max(3, round(articles * 0.003)),
+    }
     for name, f in frac.items():
         counts[name] = max(3, round(articles * f))
     counts["person"] = articles - sum(counts.values())
@@ -172,11 +175,17 @@ class Planner:
         p["birth_y"], p["birth_m"], p["birth_d"] = _dates(g, n, 1760, 2001)
         # Film directors and band musicians belong to the age of film and records.
         by = p["birth_y"]
-        by[occ == schema.OCC_DIRECTOR[0]] = g.integers(1865, 2002, int((occ == schema.OCC_DIRECTOR[0]).sum()))
-        by[occ == schema.OCC_MUSICIAN[0]] = g.integers(1920, 2002, int((occ == schema.OCC_MUSICIAN[0]).sum()))
-        dead = g.random(n) < np.where(by < 1945, 0.93, 0.2)
+        by[occ == schema.OCC_DIRECTOR[0]] = g.integers(
+            1865, 2002, int((occ == schema.OCC_DIRECTOR[0]).sum())
+        )
+        by[occ == schema.OCC_MUSICIAN[0]] = g.integers(
+            1920, 2002, int((occ == schema.OCC_MUSICIAN[0]).sum())
+        )
         dy = by + g.integers(30, 97, n)
-        dead &= dy <= _LAST_YEAR
+        # Everyone born before 1925 has died; later births die within the past.
+        dead = g.random(n) < np.select([by < 1925, by < 1945], [1.0, 0.8], 0.15)
+        dead &= (dy <= _LAST_YEAR) | (by < 1925)
+        dy = np.minimum(dy, _LAST_YEAR)
         p["death_y"] = np.where(dead, dy, 0)
         _, p["death_m"], p["death_d"] = _dates(g, n, 0, 0)
         cities = np.arange(self.n["city"])
@@ -192,8 +201,13 @@ class Planner:
         married = married[np.argsort(by[married], kind="stable")]
         p["spouse"] = _pairs(g, married, n)
 
-    def _pool(self, occs: tuple[int, ...]) -> np.ndarray:
-        return np.flatnonzero(np.isin(self.a["person"]["occupation"], occs))
+    def _pool(self, occs: tuple[int, ...], living: bool = False) -> np.ndarray:
+        """People with one of ``occs``; only the living ones if asked (and any exist)."""
+        p = self.a["person"]
+        hit = np.isin(p["occupation"], occs)
+        if living and (hit & (p["death_y"] == 0)).any():
+            hit &= p["death_y"] == 0
+        return np.flatnonzero(hit)
 
     def _organisations(self) -> None:
         g, n = self.g, self.n["organisation"]
@@ -219,7 +233,9 @@ class Planner:
         fdy = p["death_y"][founder]
         year = np.where((fdy > 0) & (year > fdy), fdy - 1, year)
         o["founding_year"] = np.minimum(year, _LAST_YEAR - 1)
-        o["ceo"] = np.where(kind == 0, _skewed(g, business, n, 1.0), -1)
+        # Office holders are named in the present tense, so they are living people.
+        ceos = self._pool(schema.OCC_BUSINESS, living=True)
+        o["ceo"] = np.where(kind == 0, _skewed(g, ceos, n, 1.0), -1)
         o["employees"] = (np.exp(g.normal(6.5, 1.5, n))).astype(np.int64) + 5
         o["genre"] = np.where(kind == 2, g.integers(0, len(schema.MUSIC_GENRES), n), -1)
 
@@ -227,7 +243,7 @@ class Planner:
         g, n = self.g, self.n["person"]
         p, o = self.a["person"], self.a["organisation"]
         by, kind, fy = p["birth_y"], o["kind"], o["founding_year"]
-        unis, companies, bands = (np.flatnonzero(kind == k) for k in range(3))
+        companies, unis, bands = (np.flatnonzero(kind == k) for k in range(3))
         edu = _pick_before(g, unis, fy[unis], by + 18)
         p["educated_at"] = np.where(g.random(n) < 0.7, edu, -1)
         emp = _pick_before(g, companies, fy[companies], by + 40)
@@ -241,7 +257,7 @@ class Planner:
         p["member_of"] = member
         ceos = o["ceo"][companies]
         p["employer"][ceos[ceos >= 0]] = companies[ceos >= 0]
-        mayors = self._pool(schema.OCC_POLITICIAN)
+        mayors = self._pool(schema.OCC_POLITICIAN, living=True)
         nc = self.n["city"]
         self.a["city"]["mayor"] = np.where(g.random(nc) < 0.6, _skewed(g, mayors, nc, 1.0), -1)
 

@@ -1,0 +1,474 @@
+"""Import question sets written by others as TaskSets: HotpotQA, NQ-open, generic JSONL.
+
+HotpotQA comes in two layouts (both read from JSONL or a JSON array, optionally compressed):
+
+- Hugging Face: ``id``, ``supporting_facts: {title: [...], sent_id: [...]}``,
+  ``context: {title: [...], sentences: [[...], ...]}``;
+- original: ``_id``, ``supporting_facts: [[title, sent_id], ...]``,
+  ``context: [[title, [sentences]], ...]``.
+
+Given the snapshot built from the same file (``wikigym corpus build FILE --format hotpotqa``,
+the *closed world*: one article per context paragraph), each supporting fact is resolved to
+its article and to the passages that hold the supporting sentence, which gives the rubric
+(one entry per supporting fact) and an oracle trajectory whose citations are exactly those
+passages. Without a snapshot the tasks carry titles and rubric texts only, and run on any
+snapshot that has the pages.
+
+Everything is read and emitted in file order, so importing a file twice gives the same
+``taskset_id``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wikigym.corpora.readers.base import iter_json_array, iter_json_lines, open_input
+from wikigym.corpora.readers.hotpotqa import context_paragraphs
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.tasks import Evidence, OracleCall, RubricEntry, Task, TaskSet
+from wikigym.envs.tool_specs import MAX_CITATIONS, MAX_QUERY_CHARS, OpenArgs
+from wikigym.envs.tools import INVALID_PART, ToolBox, page_ref, passage_ref
+from wikigym.errors import SourceError, TaskSetError
+
+GENERATOR = "wikigym.import/1"
+ORACLE_SEARCH_K = 5
+YES_NO = ("yes", "no")
+_MAX_OPEN_PARTS = 1000  # a guard: no real page has this many parts of 6000 characters
+
+
+@dataclass
+class ImportReport:
+    """What an import could not resolve (HotpotQA with a snapshot).
+
+    Attributes:
+        tasks: Tasks imported.
+        supporting_facts: Supporting facts seen.
+        unresolved_titles: ``(task_id, title)`` of supporting titles with no page in the
+            snapshot.
+        unlocated_facts: ``(task_id, title, sent_id, reason)`` of supporting facts whose
+            sentence was not found (not in the question's context, or not in the page).
+    """
+
+    tasks: int = 0
+    supporting_facts: int = 0
+    unresolved_titles: list[tuple[str, str]] = field(default_factory=list)
+    unlocated_facts: list[tuple[str, str, int, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: counts of tasks, facts and problems."""
+        return (
+            f"{self.tasks} tasks, {self.supporting_facts} supporting facts, "
+            f"{len(self.unresolved_titles)} unresolved titles, "
+            f"{len(self.unlocated_facts)} unlocated sentences"
+        )
+
+
+# ---- reading rows ------------------------------------------------------------------------
+def _iter_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, row)`` for each object of a JSONL file or a JSON array file.
+
+    Raises:
+        TaskSetError: Missing file, invalid JSON, or a row that is not an object.
+    """
+    if not path.is_file():
+        raise TaskSetError(f"question file {path} does not exist")
+    try:
+        with open_input(path) as inp:
+            head = inp.peek(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+            rows: Iterator[tuple[str, object]]
+            if head == b"[":
+                rows = (
+                    (f"{path.name}: item {n}", item)
+                    for n, item in enumerate(iter_json_array(inp, None), 1)
+                )
+            else:
+                rows = iter_json_lines(inp, None)
+            for where, row in rows:
+                where = where.strip("<>")
+                if isinstance(row, ValueError):
+                    raise TaskSetError(f"{where}: invalid JSON ({row}); fix or remove the line")
+                if not isinstance(row, dict):
+                    raise TaskSetError(
+                        f"{where}: expected a JSON object per question, got {type(row).__name__}"
+                    )
+                yield where, row
+    except SourceError as exc:
+        raise TaskSetError(str(exc)) from exc
+
+
+def _text(row: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+    value = row.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        got = "nothing" if value is None else repr(value)[:80]
+        raise TaskSetError(f"{where}: field {key!r} must be a non-empty string, got {got}")
+    return value.strip()
+
+
+def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]:
+    """The answer and aliases of ``row[key]``: a string, or a list (first = answer)."""
+    value = row.get(key)
+    if isinstance(value, list):
+        items = [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+        if not items or len(items) != len(value):
+            raise TaskSetError(
+                f"{where}: field {key!r} must be a non-empty string or a list of non-empty "
+                f"strings, got {repr(value)[:80]}"
+            )
+        return items[0], list(dict.fromkeys(items[1:]))
+    answer = _text(row, key, where)
+    assert answer is not None
+    return answer, []
+
+
+def _hash_id(prefix: str, question: str, used: dict[str, int]) -> str:
+    """``prefix-<16 hex of sha256(question)>``; repeated questions get ``-2``, ``-3``, ..."""
+    base = f"{prefix}-{hashlib.sha256(question.encode()).hexdigest()[:16]}"
+    used[base] = used.get(base, 0) + 1
+    return base if used[base] == 1 else f"{base}-{used[base]}"
+
+
+def _taskset(tasks: list[Task], name: str, path: Path) -> TaskSet:
+    if not tasks:
+        raise TaskSetError(f"{path} holds no question")
+    return TaskSet(tasks, name=name)
+
+
+# ---- NQ-open and generic JSONL -----------------------------------------------------------
+def import_nq_open(path: str | Path) -> TaskSet:
+    """Read NQ-open JSONL (``{"question": ..., "answer": [aliases...]}``) as a TaskSet.
+
+    The first answer is the answer, the rest are aliases; ``task_id`` is ``nq-`` and 16 hex
+    digits of the sha256 of the question (a repeated question gets ``-2``, ``-3``, ...).
+
+    Raises:
+        TaskSetError: Missing file, bad JSON, or a row without question or answer.
+    """
+    path = Path(path)
+    tasks: list[Task] = []
+    used: dict[str, int] = {}
+    for where, row in _iter_rows(path):
+        question = _text(row, "question", where)
+        assert question is not None
+        answer, aliases = _answers(row, "answer", where)
+        tasks.append(
+            Task(
+                task_id=_hash_id("nq", question, used),
+                question=question,
+                answer=answer,
+                aliases=aliases,
+                generator=GENERATOR,
+                source="nq-open",
+            )
+        )
+    return _taskset(tasks, f"nq-open-{path.stem}", path)
+
+
+def import_jsonl(path: str | Path) -> TaskSet:
+    """Read generic question JSONL as a TaskSet.
+
+    Each line is an object with ``question`` and ``answer`` (a string, or a list whose first
+    item is the answer and the rest aliases), and optionally ``id`` or ``task_id``,
+    ``aliases`` (list of strings), ``level`` and ``answer_type``. Other keys are ignored.
+    Without an id, the task id is ``q-`` and 16 hex digits of the sha256 of the question.
+
+    Raises:
+        TaskSetError: Missing file, bad JSON, a missing or mistyped field (the line and the
+            field are named), or a repeated task id.
+    """
+    path = Path(path)
+    tasks: list[Task] = []
+    used: dict[str, int] = {}
+    for where, row in _iter_rows(path):
+        question = _text(row, "question", where)
+        assert question is not None
+        answer, aliases = _answers(row, "answer", where)
+        extra = row.get("aliases", [])
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise TaskSetError(f"{where}: field 'aliases' must be a list of strings, got {extra!r}")
+        aliases = list(dict.fromkeys(a.strip() for a in [*aliases, *extra] if a.strip()))
+        key = "task_id" if "task_id" in row else "id"
+        task_id = _text(row, key, where, required=False) or _hash_id("q", question, used)
+        tasks.append(
+            Task(
+                task_id=task_id,
+                question=question,
+                answer=answer,
+                aliases=[a for a in aliases if a != answer],
+                answer_type=_text(row, "answer_type", where, required=False),
+                level=_text(row, "level", where, required=False),
+                generator=GENERATOR,
+                source="jsonl",
+            )
+        )
+    return _taskset(tasks, f"jsonl-{path.stem}", path)
+
+
+# ---- HotpotQA ----------------------------------------------------------------------------
+def _supporting_facts(row: dict[str, Any], where: str) -> list[tuple[str, int]]:
+    """``(title, sent_id)`` pairs in either layout; ``[]`` when the row has none."""
+    facts = row.get("supporting_facts")
+    if facts is None:
+        return []
+    pairs: list[tuple[object, object]] = []
+    if isinstance(facts, dict) and isinstance(facts.get("title"), list):
+        ids = facts.get("sent_id")
+        if isinstance(ids, list) and len(ids) == len(facts["title"]):
+            pairs = list(zip(facts["title"], ids, strict=True))
+        else:
+            pairs = [(None, None)]
+    elif isinstance(facts, list):
+        pairs = [
+            (f[0], f[1]) if isinstance(f, list) and len(f) == 2 else (None, None) for f in facts
+        ]
+    else:
+        pairs = [(None, None)]
+    out: list[tuple[str, int]] = []
+    for title, sent_id in pairs:
+        if not isinstance(title, str) or not title.strip() or not isinstance(sent_id, int):
+            raise TaskSetError(
+                f"{where}: 'supporting_facts' must be {{title: [...], sent_id: [...]}} or "
+                f"[[title, sent_id], ...], got {repr(facts)[:120]}"
+            )
+        out.append((title.strip(), sent_id))
+    return out
+
+
+@dataclass
+class _Located:
+    """A supporting fact resolved in the snapshot."""
+
+    doc_id: int | None = None
+    title: str | None = None
+    passage_ids: list[int] = field(default_factory=list)
+
+
+class _ClosedWorld:
+    """Resolves supporting facts in a snapshot (per-page data cached) and builds oracles."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.toolbox = ToolBox(snapshot)
+        self._pages: dict[int, tuple[str, str, list[tuple[int, int, int]]]] = {}
+        self._parts: dict[int, tuple[str | int, dict[int, int]]] = {}
+
+    def page(self, doc_id: int) -> tuple[str, str, list[tuple[int, int, int]]]:
+        """``(title, text, [(passage_id, char_start, char_end), ...])`` of an article."""
+        if doc_id not in self._pages:
+            art = self.snapshot.sql(
+                "SELECT title, text FROM articles WHERE doc_id = ?", [doc_id]
+            ).to_pylist()[0]
+            rows = self.snapshot.sql(
+                "SELECT passage_id, char_start, char_end FROM passages WHERE doc_id = ? "
+                "ORDER BY passage_id",
+                [doc_id],
+            ).to_pylist()
+            spans = [(r["passage_id"], r["char_start"], r["char_end"]) for r in rows]
+            self._pages[doc_id] = (art["title"], art["text"], spans)
+        return self._pages[doc_id]
+
+    def locate(
+        self, doc_id: int, sentences: list[str] | None, sent_id: int
+    ) -> tuple[list[int], str | None]:
+        """Passages of ``doc_id`` that hold sentence ``sent_id`` of the paragraph.
+
+        The sentence is placed by its offset in the joined paragraph when the article text
+        is that paragraph (the closed world); otherwise by its first occurrence in the text.
+
+        Returns:
+            ``(passage_ids, None)``, or ``([], reason)`` when it cannot be placed.
+        """
+        if sentences is None:
+            return [], "the title is not in the question's context"
+        if not 0 <= sent_id < len(sentences):
+            return [], f"sent_id {sent_id} is out of range ({len(sentences)} sentences)"
+        sentence = sentences[sent_id].strip()
+        if not sentence:
+            return [], "the supporting sentence is empty"
+        _, text, spans = self.page(doc_id)
+        joined = "".join(sentences)
+        lead = len(joined) - len(joined.lstrip())
+        raw = sentences[sent_id]
+        start = len("".join(sentences[:sent_id])) - lead + (len(raw) - len(raw.lstrip()))
+        if text[start : start + len(sentence)] != sentence:
+            start = text.find(sentence)
+            if start < 0:
+                return [], "the sentence does not occur in the page's text"
+        end = start + len(sentence)
+        return [pid for pid, s, e in spans if s < end and e > start], None
+
+    def open_calls(self, doc_id: int, wanted: list[int]) -> list[OracleCall]:
+        """``open`` calls that show ``wanted`` passages of a page (at least part 1)."""
+        ref, part_of = self._page_parts(doc_id)
+        parts = sorted({part_of[p] for p in wanted if p in part_of}) or [1]
+        return [
+            OracleCall(name="open", arguments={"page": ref} if n == 1 else {"page": ref, "part": n})
+            for n in parts
+        ]
+
+    def _page_parts(self, doc_id: int) -> tuple[str | int, dict[int, int]]:
+        """How the oracle names the page, and the ``open`` part of each of its passages.
+
+        The parts come from the ``open`` tool itself (default presentation limits), so the
+        oracle's citations are passages the agent has been shown.
+        """
+        if doc_id not in self._parts:
+            title = self.page(doc_id)[0]
+            # A title that reads as a doc id ("D3") or resolves elsewhere is opened by doc ref.
+            ref: str | int = title
+            first = self.toolbox.open(OpenArgs(page=title))
+            if first.error is not None or not first.seen or first.seen[0] != page_ref(doc_id):
+                ref = page_ref(doc_id)
+                first = self.toolbox.open(OpenArgs(page=ref))
+            part_of: dict[int, int] = {}
+            result, n = first, 1
+            while result.error is None and n <= _MAX_OPEN_PARTS:
+                for seen in result.seen[1:]:
+                    part_of.setdefault(int(seen[1:]), n)
+                n += 1
+                if len(part_of) == len(self.page(doc_id)[2]):
+                    break
+                result = self.toolbox.open(OpenArgs(page=ref, part=n))
+                if result.error not in (None, INVALID_PART):
+                    break
+            self._parts[doc_id] = (ref, part_of)
+        return self._parts[doc_id]
+
+
+def import_hotpotqa(path: str | Path, snapshot: Snapshot | None = None) -> TaskSet:
+    """Read HotpotQA questions as a TaskSet; see :func:`import_hotpotqa_report`."""
+    return import_hotpotqa_report(path, snapshot)[0]
+
+
+def import_hotpotqa_report(
+    path: str | Path, snapshot: Snapshot | None = None
+) -> tuple[TaskSet, ImportReport]:
+    """Read HotpotQA questions (either layout, JSONL or JSON array) as a TaskSet.
+
+    Each task: ``task_id`` = the HotpotQA id, question, answer, ``level`` (HotpotQA's
+    easy/medium/hard), ``answer_type`` (``yes/no`` or ``span``), ``difficulty`` = ``{type:
+    bridge|comparison, hops: distinct supporting titles}``, ``evidence.titles`` = the
+    supporting titles in order, and a rubric entry per supporting fact (the sentence, with
+    its title as entity).
+
+    Args:
+        path: The question file.
+        snapshot: The snapshot built from the same file, or None. With it, titles resolve to
+            doc ids and sentences to passage ids (evidence and rubric), an oracle trajectory
+            is added (search the question, open each supporting page, answer citing the
+            supporting passages) and ``snapshot_id`` is set.
+
+    Returns:
+        The TaskSet and a report of the supporting facts that could not be resolved.
+
+    Raises:
+        TaskSetError: Missing file, bad JSON, or a row without id, question or answer, or
+            with malformed supporting facts or context (the row is named).
+    """
+    path = Path(path)
+    world = _ClosedWorld(snapshot) if snapshot is not None else None
+    report = ImportReport()
+    tasks: list[Task] = []
+    for where, row in _iter_rows(path):
+        task_id = _text(row, "id" if "id" in row else "_id", where)
+        question = _text(row, "question", where)
+        answer = _text(row, "answer", where)
+        assert task_id is not None and question is not None and answer is not None
+        facts = _supporting_facts(row, where)
+        paragraphs = context_paragraphs(row) if "context" in row else []
+        if paragraphs is None:
+            raise TaskSetError(
+                f"{where}: 'context' must be {{title: [...], sentences: [[...], ...]}} or "
+                "[[title, [sentences]], ...]"
+            )
+        context: dict[str, list[str]] = {}
+        for title, sentences in paragraphs:
+            context.setdefault(title.strip(), sentences)
+        report.tasks += 1
+        report.supporting_facts += len(facts)
+
+        located: dict[str, _Located] = {}  # per supporting title, in order
+        rubric: list[RubricEntry] = []
+        for title, sent_id in facts:
+            sentences = context.get(title)
+            loc = located.get(title)
+            if loc is None:
+                loc = located[title] = _Located()
+                if world is not None:
+                    loc.doc_id = world.snapshot.resolve(title)
+                    if loc.doc_id is None:
+                        report.unresolved_titles.append((task_id, title))
+                    else:
+                        loc.title = world.page(loc.doc_id)[0]
+            pids: list[int] = []
+            if world is not None and loc.doc_id is not None:
+                pids, reason = world.locate(loc.doc_id, sentences, sent_id)
+                if reason is not None:
+                    report.unlocated_facts.append((task_id, title, sent_id, reason))
+                loc.passage_ids.extend(p for p in pids if p not in loc.passage_ids)
+            if sentences is None or not 0 <= sent_id < len(sentences):
+                continue  # no sentence text: nothing to put in the rubric
+            rubric.append(
+                RubricEntry(
+                    text=sentences[sent_id].strip(),
+                    passage_ids=pids,
+                    entities=[loc.title or title],
+                )
+            )
+
+        doc_ids = list(dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None))
+        passage_ids = list(dict.fromkeys(p for loc in located.values() for p in loc.passage_ids))
+        oracle: list[OracleCall] = []
+        if world is not None:
+            oracle.append(
+                OracleCall(
+                    name="search",
+                    arguments={"query": question[:MAX_QUERY_CHARS], "k": ORACLE_SEARCH_K},
+                )
+            )
+            for loc in located.values():
+                if loc.doc_id is not None:
+                    oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
+            citations = [passage_ref(p) for p in passage_ids[:MAX_CITATIONS]]
+            oracle.append(OracleCall(name="answer", arguments={"text": answer, "citations": citations}))
+        difficulty: dict[str, float | int | str] = {"hops": len(located)}
+        kind = row.get("type")
+        if isinstance(kind, str) and kind:
+            difficulty["type"] = kind
+        tasks.append(
+            Task(
+                task_id=task_id,
+                question=question,
+                answer=answer,
+                answer_type="yes/no" if answer.casefold() in YES_NO else "span",
+                level=_text(row, "level", where, required=False),
+                evidence=Evidence(
+                    doc_ids=doc_ids,
+                    passage_ids=passage_ids,
+                    titles=[loc.title or title for title, loc in located.items()],
+                ),
+                rubric=rubric,
+                oracle=oracle,
+                difficulty=difficulty,
+                snapshot_id=None if snapshot is None else snapshot.snapshot_id,
+                generator=GENERATOR,
+                source="hotpotqa",
+            )
+        )
+    return _taskset(tasks, f"hotpotqa-{path.stem}", path), report
+
+
+__all__ = [
+    "ImportReport",
+    "import_hotpotqa",
+    "import_hotpotqa_report",
+    "import_jsonl",
+    "import_nq_open",
+]
