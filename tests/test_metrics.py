@@ -178,13 +178,13 @@ _ANSWER = st.lists(st.tuples(_TOKEN, _SEPARATORS), max_size=8).map(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=300, deadline=None, database=None)
 @given(prediction=_ANSWER, gold=_ANSWER)
 def test_parity_with_official_script_random(prediction: str, gold: str) -> None:
     assert_parity(prediction, gold)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None, database=None)
 @given(prediction=_ANSWER, golds=st.lists(_ANSWER, min_size=1, max_size=4))
 def test_best_match_parity_random(prediction: str, golds: list[str]) -> None:
     em, f1 = best_match(prediction, golds)

@@ -438,7 +438,7 @@ def _episodes(draw: st.DrawFn) -> EpisodeOutcome:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)
 @given(episode=_episodes(), cfg=_CONFIGS)
 def test_total_is_finite_bounded_and_order_free(episode: EpisodeOutcome, cfg: RewardConfig) -> None:
     b = compute_reward(episode, cfg)

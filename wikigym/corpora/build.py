@@ -56,6 +56,11 @@ from wikigym.corpora.tables import (
 from wikigym.errors import BuildError
 
 MAX_SKIPPED_NAMED = 10_000
+# Small row groups keep point look-ups cheap (see wikigym.corpora.lookup); their sizes are
+# fixed so the files' bytes depend on the rows alone.
+ARTICLE_GROUP_ROWS = 1024
+PASSAGE_GROUP_ROWS = 4096
+LINK_GROUP_ROWS = 8192
 
 
 @dataclass(frozen=True)
@@ -172,11 +177,11 @@ class _Writers:
         stage = tmp / "stage"
         stage.mkdir()
         self.stage = stage
-        self.articles = TableWriter(stage / "articles.parquet", ARTICLES_STAGE, 8192)
+        self.articles = TableWriter(stage / "articles.parquet", ARTICLES_STAGE, ARTICLE_GROUP_ROWS)
         self.redirects = TableWriter(stage / "redirects.parquet", REDIRECTS_STAGE)
         self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
         self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
-        self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES)
+        self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
         self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=config.threads)
 
     def close(self) -> None:
@@ -298,7 +303,7 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
         queries = {
             "articles": (
                 ARTICLES,
-                8192,
+                ARTICLE_GROUP_ROWS,
                 """
                 SELECT a.doc_id, a.title, a.url, a.text,
                        coalesce(rf.titles, []::VARCHAR[]) AS redirects_from,
@@ -311,7 +316,7 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
             ),
             "links": (
                 LINKS,
-                65_536,
+                LINK_GROUP_ROWS,
                 """
                 SELECT l.link_id, l.src_doc_id, l.src_passage_id, l.anchor, l.target_title,
                        m.doc_id AS target_doc_id

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from wikigym.corpora.index import IndexConfig, PassageSearcher
+from wikigym.corpora.lookup import SortedTableReader
 from wikigym.corpora.manifest import (
     INDEX_DIR,
     TABLE_FILES,
@@ -51,6 +52,18 @@ class Passage:
     section: tuple[str, ...]
     ordinal: int
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PagePassage:
+    """A passage of a page, with its span in the article text."""
+
+    passage_id: int
+    section: tuple[str, ...]
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +119,27 @@ class Snapshot:
             self._db.execute(
                 f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path / fname}')"
             )
+        self._articles = SortedTableReader(
+            path / TABLE_FILES["articles"],
+            "doc_id",
+            ["title", "url", "categories", "redirects_from", "is_disambiguation"],
+        )
+        self._article_text = SortedTableReader(
+            path / TABLE_FILES["articles"], "doc_id", ["text"], cache_groups=4
+        )
+        self._passages_by_doc = SortedTableReader(
+            path / TABLE_FILES["passages"],
+            "doc_id",
+            ["passage_id", "section", "ordinal", "text", "char_start", "char_end"],
+        )
+        self._passages_by_id = SortedTableReader(
+            path / TABLE_FILES["passages"], "passage_id", ["doc_id", "section", "ordinal", "text"]
+        )
+        self._links = SortedTableReader(
+            path / TABLE_FILES["links"],
+            "src_doc_id",
+            ["link_id", "src_passage_id", "anchor", "target_title", "target_doc_id"],
+        )
         self._local = threading.local()
         self._lock = threading.Lock()
         self._titles: dict[str, int] | None = None
@@ -213,61 +247,67 @@ class Snapshot:
         doc_id = self.resolve(page)
         if doc_id is None:
             return None
-        cur = self._cursor()
-        row = cur.execute(
-            "SELECT title, url, text, categories, redirects_from, is_disambiguation "
-            "FROM articles WHERE doc_id = ?",
-            [doc_id],
-        ).fetchone()
-        if row is None:
+        meta = self._articles.rows(doc_id).to_pylist()
+        if not meta:
             return None
-        title, url, text, categories, redirects, is_dab = row
-        prow = cur.execute(
-            "SELECT passage_id, section, char_start, char_end FROM passages "
-            "WHERE doc_id = ? ORDER BY passage_id",
-            [doc_id],
-        ).fetchall()
+        row = meta[0]
+        text = self._article_text.rows(doc_id).column("text")[0].as_py()
         groups: list[tuple[tuple[str, ...], int, int, list[int]]] = []  # path, start, end, ids
-        for pid, section, start, end in prow:
-            path = tuple(section)
-            if groups and groups[-1][0] == path:
-                groups[-1] = (path, groups[-1][1], end, [*groups[-1][3], pid])
+        for p in self.passages_of(doc_id):
+            if groups and groups[-1][0] == p.section:
+                path, start, _, ids = groups[-1]
+                groups[-1] = (path, start, p.char_end, [*ids, p.passage_id])
             else:
-                groups.append((path, start, end, [pid]))
+                groups.append((p.section, p.char_start, p.char_end, [p.passage_id]))
         sections = [PageSection(path, text[s:e], tuple(ids)) for path, s, e, ids in groups]
-        lrows = cur.execute(
-            "SELECT anchor, target_title, target_doc_id, src_passage_id FROM links "
-            "WHERE src_doc_id = ? ORDER BY link_id",
-            [doc_id],
-        ).fetchall()
-        links = tuple(PageLink(a, t, d, p) for a, t, d, p in lrows)
+        links = tuple(
+            PageLink(r["anchor"], r["target_title"], r["target_doc_id"], r["src_passage_id"])
+            for r in self._links.rows(doc_id).to_pylist()
+        )
+        title = row["title"]
         asked = None if isinstance(page, int) or normalize_title(str(page)) == title else str(page)
         return Page(
             doc_id=doc_id,
             title=title,
-            url=url,
+            url=row["url"],
             text=text,
             sections=tuple(sections),
             links=links,
-            categories=tuple(categories),
-            redirects_from=tuple(redirects),
-            is_disambiguation=bool(is_dab),
+            categories=tuple(row["categories"] or ()),
+            redirects_from=tuple(row["redirects_from"] or ()),
+            is_disambiguation=bool(row["is_disambiguation"]),
             resolved_from=asked,
         )
+
+    def passages_of(self, doc_id: int) -> list[PagePassage]:
+        """The passages of one article, in order (empty for an unknown doc id)."""
+        return [
+            PagePassage(
+                r["passage_id"],
+                tuple(r["section"]),
+                r["ordinal"],
+                r["text"],
+                r["char_start"],
+                r["char_end"],
+            )
+            for r in self._passages_by_doc.rows(doc_id).to_pylist()
+        ]
 
     def passage(self, passage_id: int) -> Passage | None:
         """One passage by id, or None."""
         if isinstance(passage_id, bool) or not isinstance(passage_id, int) or passage_id < 0:
             return None
-        row = self._cursor().execute(
-            "SELECT p.passage_id, p.doc_id, a.title, p.section, p.ordinal, p.text "
-            "FROM passages p JOIN articles a USING (doc_id) WHERE p.passage_id = ?",
-            [passage_id],
-        ).fetchone()
-        if row is None:
+        rows = self._passages_by_id.rows(passage_id).to_pylist()
+        if not rows:
             return None
-        pid, doc, title, section, ordinal, text = row
-        return Passage(pid, doc, title, tuple(section), ordinal, text)
+        r = rows[0]
+        title = self.title_of(r["doc_id"])
+        return Passage(passage_id, r["doc_id"], title or "", tuple(r["section"]), r["ordinal"], r["text"])
+
+    def title_of(self, doc_id: int) -> str | None:
+        """The title of a doc id, or None."""
+        rows = self._articles.rows(doc_id)
+        return rows.column("title")[0].as_py() if rows.num_rows else None
 
     @property
     def num_passages(self) -> int:
@@ -284,4 +324,4 @@ class Snapshot:
         return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
 
 
-__all__ = ["Hit", "Page", "PageLink", "PageSection", "Passage", "Snapshot"]
+__all__ = ["Hit", "Page", "PageLink", "PagePassage", "PageSection", "Passage", "Snapshot"]

@@ -55,7 +55,7 @@ _MARK_END = "\ue001"
 _PUA_RE = re.compile("[\ue001\U000f0000-\U0010ffff]")
 _MARK_RE = re.compile("[\ue001\U000f0000-\U0010fffd]")
 _MARK_START_WS_RE = re.compile(r"([\U000f0000-\U0010fffd])(\s+)")
-_MARK_END_WS_RE = re.compile(r"(\s+)(\ue001)")
+_MARK_END_WS_RE = re.compile(r"(?<!\s)(\s+)(\ue001)")
 
 
 def _words(text: str) -> list[str]:
@@ -198,8 +198,8 @@ _TABLE_RE = re.compile(r"(\{\||\|\})")
 
 _EXT_LINK_RE = re.compile(
     r"\[(?:(?:https?|ftps?|mailto|news|irc|ircs|gopher|nntp|telnet|svn|git|mms|sftp|ssh|"
-    r"worldwind|urn|geo|tel|sip|xmpp):|//)[^\s\]<>\"\ue001\U000f0000-\U0010fffd]*"
-    r"(?:[ \t]+([^\]\n]*))?\]",
+    r"worldwind|urn|geo|tel|sip|xmpp):|//)[^\s\[\]<>\"\ue001\U000f0000-\U0010fffd]*"
+    r"(?:[ \t]+([^\[\]\n]*))?\]",
     re.IGNORECASE,
 )
 _BARE_URL_RE = re.compile(
@@ -218,9 +218,11 @@ _HTML_TAG_RE = re.compile(
     re.IGNORECASE,
 )
 _BR_RE = re.compile(r"<br\s*/?\s*>|</br\s*>", re.IGNORECASE)
+# Patterns that start with a run of spaces look behind first, so that a long run of spaces
+# is tried once, not once per character (which would be quadratic).
 # "( , )" and " ," left behind by removed pronunciation/reference templates
-_EMPTY_PARENS_RE = re.compile(r"[ \t]*\([\s,;:–-]*\)")
-_SPACE_PUNCT_RE = re.compile(r"[ \t]+(?=[,.;:](?:\s|$))", re.MULTILINE)
+_EMPTY_PARENS_RE = re.compile(r"(?<![ \t])[ \t]*\([\s,;:–-]*\)")
+_SPACE_PUNCT_RE = re.compile(r"(?<![ \t])[ \t]+(?=[,.;:](?:\s|$))", re.MULTILINE)
 _MAGIC_RE = re.compile(r"__[A-ZÄÖÜ_]{3,40}__")
 _HEADING_RE = re.compile(r"^(={1,6})(.+?)(={1,6})\s*$")
 

@@ -30,14 +30,19 @@ from wikigym.corpora.readers.base import iter_json_array, iter_json_lines, open_
 from wikigym.corpora.readers.hotpotqa import context_paragraphs
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.tasks import Evidence, OracleCall, RubricEntry, Task, TaskSet
-from wikigym.envs.tool_specs import MAX_CITATIONS, MAX_QUERY_CHARS, OpenArgs
-from wikigym.envs.tools import INVALID_PART, ToolBox, page_ref, passage_ref
+from wikigym.envs.tool_specs import (
+    MAX_CITATIONS,
+    MAX_PART,
+    MAX_QUERY_CHARS,
+    MAX_TITLE_CHARS,
+    OpenArgs,
+)
+from wikigym.envs.tools import ToolBox, page_ref, parse_ref, passage_ref
 from wikigym.errors import SourceError, TaskSetError
 
 GENERATOR = "wikigym.import/1"
 ORACLE_SEARCH_K = 5
 YES_NO = ("yes", "no")
-_MAX_OPEN_PARTS = 1000  # a guard: no real page has this many parts of 6000 characters
 
 
 @dataclass
@@ -100,29 +105,37 @@ def _iter_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise TaskSetError(str(exc)) from exc
 
 
+def _scalar(value: object) -> str:
+    """A string or number as stripped text; ``""`` for anything else."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _text(row: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+    """``row[key]`` as stripped text; None when absent and not required."""
     value = row.get(key)
     if value is None and not required:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
+    text = _scalar(value)
+    if not text:
         got = "nothing" if value is None else repr(value)[:80]
         raise TaskSetError(f"{where}: field {key!r} must be a non-empty string, got {got}")
-    return value.strip()
+    return text
 
 
 def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]:
     """The answer and aliases of ``row[key]``: a string, or a list (first = answer)."""
     value = row.get(key)
     if isinstance(value, list):
-        items = [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
-        if not items or len(items) != len(value):
+        items = [_scalar(v) for v in value]
+        if not items or not all(items):
             raise TaskSetError(
                 f"{where}: field {key!r} must be a non-empty string or a list of non-empty "
                 f"strings, got {repr(value)[:80]}"
             )
-        return items[0], list(dict.fromkeys(items[1:]))
+        answer = items[0]
+        return answer, [a for a in dict.fromkeys(items[1:]) if a != answer]
     answer = _text(row, key, where)
     assert answer is not None
     return answer, []
@@ -243,36 +256,69 @@ def _supporting_facts(row: dict[str, Any], where: str) -> list[tuple[str, int]]:
 
 @dataclass
 class _Located:
-    """A supporting fact resolved in the snapshot."""
+    """A supporting title resolved in the snapshot."""
 
     doc_id: int | None = None
     title: str | None = None
     passage_ids: list[int] = field(default_factory=list)
 
 
-class _ClosedWorld:
-    """Resolves supporting facts in a snapshot (per-page data cached) and builds oracles."""
+@dataclass(frozen=True)
+class _PageData:
+    title: str
+    text: str
+    passages: list[tuple[int, int, int, int]]  # passage_id, char_start, char_end, block bound
 
-    def __init__(self, snapshot: Snapshot) -> None:
+
+class _ClosedWorld:
+    """Supporting facts resolved in a snapshot: pages loaded in bulk, oracles built.
+
+    Args:
+        snapshot: The snapshot.
+        titles: Every supporting title of the file (resolved and loaded up front, because
+            one DuckDB query per page costs about as much as a query over all of them).
+    """
+
+    def __init__(self, snapshot: Snapshot, titles: list[str]) -> None:
         self.snapshot = snapshot
         self.toolbox = ToolBox(snapshot)
-        self._pages: dict[int, tuple[str, str, list[tuple[int, int, int]]]] = {}
-        self._parts: dict[int, tuple[str | int, dict[int, int]]] = {}
-
-    def page(self, doc_id: int) -> tuple[str, str, list[tuple[int, int, int]]]:
-        """``(title, text, [(passage_id, char_start, char_end), ...])`` of an article."""
-        if doc_id not in self._pages:
-            art = self.snapshot.sql(
-                "SELECT title, text FROM articles WHERE doc_id = ?", [doc_id]
-            ).to_pylist()[0]
-            rows = self.snapshot.sql(
-                "SELECT passage_id, char_start, char_end FROM passages WHERE doc_id = ? "
-                "ORDER BY passage_id",
-                [doc_id],
+        wanted = sorted(set(titles))
+        exact = {
+            r["title"]: r["doc_id"]
+            for r in snapshot.sql(
+                "SELECT title, doc_id FROM articles WHERE title IN (SELECT unnest(?::VARCHAR[]))",
+                [wanted],
             ).to_pylist()
-            spans = [(r["passage_id"], r["char_start"], r["char_end"]) for r in rows]
-            self._pages[doc_id] = (art["title"], art["text"], spans)
-        return self._pages[doc_id]
+        }
+        self.doc_of: dict[str, int | None] = {}
+        for title in wanted:
+            if title in exact:
+                self.doc_of[title] = exact[title]
+            elif _reads_as_doc_id(title):
+                self.doc_of[title] = None  # resolve() would read "1998" as doc id 1998
+            else:
+                self.doc_of[title] = snapshot.resolve(title)  # case, underscores, redirects
+        docs = sorted({d for d in self.doc_of.values() if d is not None})
+        arts = snapshot.sql(
+            "SELECT doc_id, title, text FROM articles WHERE doc_id IN "
+            "(SELECT unnest(?::BIGINT[])) ORDER BY doc_id",
+            [docs],
+        ).to_pylist()
+        rows = snapshot.sql(
+            "SELECT passage_id, doc_id, section, char_start, char_end, length(text) AS n "
+            "FROM passages WHERE doc_id IN (SELECT unnest(?::BIGINT[])) ORDER BY passage_id",
+            [docs],
+        ).to_pylist()
+        spans: dict[int, list[tuple[int, int, int, int]]] = {d: [] for d in docs}
+        for r in rows:
+            # An upper bound of the passage's block in ``open``: "## heading\n[p12] text\n".
+            heading = len(" > ".join(r["section"])) + 4 if r["section"] else 0
+            bound = heading + len(passage_ref(r["passage_id"])) + 3 + r["n"] + 1
+            spans[r["doc_id"]].append((r["passage_id"], r["char_start"], r["char_end"], bound))
+        self.pages = {
+            a["doc_id"]: _PageData(a["title"], a["text"], spans[a["doc_id"]]) for a in arts
+        }
+        self._parts: dict[int, tuple[str, dict[int, int]]] = {}
 
     def locate(
         self, doc_id: int, sentences: list[str] | None, sent_id: int
@@ -292,20 +338,20 @@ class _ClosedWorld:
         sentence = sentences[sent_id].strip()
         if not sentence:
             return [], "the supporting sentence is empty"
-        _, text, spans = self.page(doc_id)
+        page = self.pages[doc_id]
         joined = "".join(sentences)
-        lead = len(joined) - len(joined.lstrip())
         raw = sentences[sent_id]
+        lead = len(joined) - len(joined.lstrip())
         start = len("".join(sentences[:sent_id])) - lead + (len(raw) - len(raw.lstrip()))
-        if text[start : start + len(sentence)] != sentence:
-            start = text.find(sentence)
+        if page.text[start : start + len(sentence)] != sentence:
+            start = page.text.find(sentence)
             if start < 0:
                 return [], "the sentence does not occur in the page's text"
         end = start + len(sentence)
-        return [pid for pid, s, e in spans if s < end and e > start], None
+        return [pid for pid, s, e, _ in page.passages if s < end and e > start], None
 
     def open_calls(self, doc_id: int, wanted: list[int]) -> list[OracleCall]:
-        """``open`` calls that show ``wanted`` passages of a page (at least part 1)."""
+        """``open`` calls that show the ``wanted`` passages of a page (at least part 1)."""
         ref, part_of = self._page_parts(doc_id)
         parts = sorted({part_of[p] for p in wanted if p in part_of}) or [1]
         return [
@@ -313,33 +359,43 @@ class _ClosedWorld:
             for n in parts
         ]
 
-    def _page_parts(self, doc_id: int) -> tuple[str | int, dict[int, int]]:
+    def _page_parts(self, doc_id: int) -> tuple[str, dict[int, int]]:
         """How the oracle names the page, and the ``open`` part of each of its passages.
 
-        The parts come from the ``open`` tool itself (default presentation limits), so the
-        oracle's citations are passages the agent has been shown.
+        A page whose blocks fit one part (by an upper bound of their size) is all part 1;
+        otherwise the parts are taken from the ``open`` tool itself, so the oracle cites only
+        passages the agent has been shown.
         """
         if doc_id not in self._parts:
-            title = self.page(doc_id)[0]
-            # A title that reads as a doc id ("D3") or resolves elsewhere is opened by doc ref.
-            ref: str | int = title
-            first = self.toolbox.open(OpenArgs(page=title))
-            if first.error is not None or not first.seen or first.seen[0] != page_ref(doc_id):
+            page = self.pages[doc_id]
+            ref = page.title
+            if (
+                _reads_as_doc_id(ref)
+                or len(ref) > MAX_TITLE_CHARS
+                or self.snapshot.resolve(ref) != doc_id
+            ):
                 ref = page_ref(doc_id)
-                first = self.toolbox.open(OpenArgs(page=ref))
-            part_of: dict[int, int] = {}
-            result, n = first, 1
-            while result.error is None and n <= _MAX_OPEN_PARTS:
-                for seen in result.seen[1:]:
-                    part_of.setdefault(int(seen[1:]), n)
-                n += 1
-                if len(part_of) == len(self.page(doc_id)[2]):
-                    break
-                result = self.toolbox.open(OpenArgs(page=ref, part=n))
-                if result.error not in (None, INVALID_PART):
-                    break
+            if sum(b for *_, b in page.passages) <= self.toolbox.config.page_chars:
+                part_of = {pid: 1 for pid, *_ in page.passages}
+            else:
+                part_of = {}
+                for n in range(1, MAX_PART + 1):
+                    result = self.toolbox.open(OpenArgs(page=ref, part=n))
+                    if result.error is not None:
+                        break
+                    for seen in result.seen[1:]:
+                        part_of.setdefault(int(seen[1:]), n)
+                    if len(part_of) >= len(page.passages):
+                        break
             self._parts[doc_id] = (ref, part_of)
         return self._parts[doc_id]
+
+
+def _reads_as_doc_id(title: str) -> bool:
+    """Whether ``open``/``resolve`` would read this title as a doc id (``"12"``, ``"d12"``)."""
+    text = title.strip()
+    parsed = parse_ref(text)
+    return text.isdigit() or (parsed is not None and parsed[0] == "d")
 
 
 def import_hotpotqa(path: str | Path, snapshot: Snapshot | None = None) -> TaskSet:
@@ -373,10 +429,15 @@ def import_hotpotqa_report(
             with malformed supporting facts or context (the row is named).
     """
     path = Path(path)
-    world = _ClosedWorld(snapshot) if snapshot is not None else None
+    world = None
+    if snapshot is not None:  # a first pass collects the titles to load in bulk
+        titles = [t for where, row in _iter_rows(path) for t, _ in _supporting_facts(row, where)]
+        world = _ClosedWorld(snapshot, titles)
     report = ImportReport()
     tasks: list[Task] = []
     for where, row in _iter_rows(path):
+        if "id" not in row and "_id" not in row:
+            raise TaskSetError(f"{where}: no 'id' (or '_id') field; HotpotQA rows carry their id")
         task_id = _text(row, "id" if "id" in row else "_id", where)
         question = _text(row, "question", where)
         answer = _text(row, "answer", where)
@@ -402,11 +463,11 @@ def import_hotpotqa_report(
             if loc is None:
                 loc = located[title] = _Located()
                 if world is not None:
-                    loc.doc_id = world.snapshot.resolve(title)
+                    loc.doc_id = world.doc_of[title]
                     if loc.doc_id is None:
                         report.unresolved_titles.append((task_id, title))
                     else:
-                        loc.title = world.page(loc.doc_id)[0]
+                        loc.title = world.pages[loc.doc_id].title
             pids: list[int] = []
             if world is not None and loc.doc_id is not None:
                 pids, reason = world.locate(loc.doc_id, sentences, sent_id)
@@ -423,7 +484,9 @@ def import_hotpotqa_report(
                 )
             )
 
-        doc_ids = list(dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None))
+        doc_ids = list(
+            dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None)
+        )
         passage_ids = list(dict.fromkeys(p for loc in located.values() for p in loc.passage_ids))
         oracle: list[OracleCall] = []
         if world is not None:
@@ -437,7 +500,9 @@ def import_hotpotqa_report(
                 if loc.doc_id is not None:
                     oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
             citations = [passage_ref(p) for p in passage_ids[:MAX_CITATIONS]]
-            oracle.append(OracleCall(name="answer", arguments={"text": answer, "citations": citations}))
+            oracle.append(
+                OracleCall(name="answer", arguments={"text": answer, "citations": citations})
+            )
         difficulty: dict[str, float | int | str] = {"hops": len(located)}
         kind = row.get("type")
         if isinstance(kind, str) and kind:

@@ -472,7 +472,7 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
 
     total = math.fsum(weights[name] * value for name, value in components.items())
     mask = outcome.truncated
-    if False:
+    if mask:
         total = 0.0
     total += 0.0  # turn -0.0 into 0.0
 

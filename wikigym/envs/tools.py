@@ -169,12 +169,8 @@ class ToolBox:
         blocks: list[tuple[str, str]] = []  # (text, citation id)
         last_path: tuple[str, ...] | None = None
         paths = {pid: s.path for s in sections for pid in s.passage_ids}
-        rows = self.snapshot.sql(
-            "SELECT passage_id, text FROM passages WHERE doc_id = ? ORDER BY passage_id",
-            [page.doc_id],
-        ).to_pylist()
-        for row in rows:
-            pid = row["passage_id"]
+        for passage in self.snapshot.passages_of(page.doc_id):
+            pid = passage.passage_id
             if pid not in paths:
                 continue
             path = paths[pid]
@@ -182,7 +178,7 @@ class ToolBox:
             if path != last_path:
                 prefix = f"## {' > '.join(path)}\n" if path else ""
                 last_path = path
-            blocks.append((f"{prefix}[{passage_ref(pid)}] {row['text']}", passage_ref(pid)))
+            blocks.append((f"{prefix}[{passage_ref(pid)}] {passage.text}", passage_ref(pid)))
         parts: list[list[tuple[str, str]]] = [[]]
         size = 0
         for block in blocks:
@@ -220,15 +216,11 @@ class ToolBox:
         if isinstance(page, ToolResult):
             return page
         needle = args.text.casefold()
-        rows = self.snapshot.sql(
-            "SELECT passage_id, text FROM passages WHERE doc_id = ? ORDER BY passage_id",
-            [page.doc_id],
-        ).to_pylist()
         hits = []
-        for row in rows:
-            at = row["text"].casefold().find(needle)
+        for passage in self.snapshot.passages_of(page.doc_id):
+            at = passage.text.casefold().find(needle)
             if at >= 0:
-                hits.append((row["passage_id"], row["text"], at))
+                hits.append((passage.passage_id, passage.text, at))
         if not hits:
             return ToolResult(
                 f"find: {args.text!r} does not occur in {page.title!r} ({page_ref(page.doc_id)}).",

@@ -82,7 +82,11 @@ def person(w: World, i: int, rng: random.Random) -> Article:
         a.fact(fill("{s} was born on {d}.", s=surname, d=bdate), born[1])
         tpl = pick(rng, ("{s} was born in {c}.", "{s} grew up in {c}, the city of {p} birth."))
         a.fact(fill(tpl, s=s(), c=city_link, p="her" if pron == "She" else "his"), born[0])
-    nat_link, nat_title = _ent(w, w.gid("country", p["nationality"][i]))
+    nat_gid = w.gid("country", p["nationality"][i])
+    nat_link, nat_title = _ent(w, nat_gid)
+    official = w.naming.aliases[nat_gid]
+    if official and rng.random() < 0.15:  # some links go through a redirect, as on Wikipedia
+        nat_link = (f"[[{official[0]}|{nat_link[1]}]]", nat_link[1])
     a.field("nationality", nat_link[0])
     tpl = pick(rng, ("{s} was a citizen of {c}.", "{s} held the nationality of {c}."))
     a.fact(fill(tpl, s=s(), c=nat_link), ("nationality", nat_title, "entity", nat_title))

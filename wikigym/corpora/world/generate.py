@@ -111,7 +111,9 @@ def _describe(world: World, gid: int) -> str:
     return f", {etype}"
 
 
-def _disambiguation_text(world: World, title: str, members: tuple[int, ...], kind: str) -> str:
+def _disambiguation_text(
+    world: World, title: str, members: tuple[int, ...], kind: str, see_also: tuple[int, ...]
+) -> str:
     base = title.removesuffix(" (disambiguation)").removesuffix(" (surname)")
     if kind == "surname":
         head = f"'''{base}''' is a surname. Notable people with the surname include:"
@@ -122,6 +124,9 @@ def _disambiguation_text(world: World, title: str, members: tuple[int, ...], kin
         desc = _describe(world, gid)
         sep = " " if desc.startswith("(") else ""
         lines.append(f"* {world.link(gid)[0]}{sep}{desc}")
+    if see_also:
+        lines += ["", "== See also ==", ""]
+        lines += [f"* {world.link(gid)[0]} {_describe(world, gid)}" for gid in see_also]
     lines += ["", "{{disambiguation}}", ""]
     return "\n".join(lines)
 
@@ -140,8 +145,8 @@ def iter_pages(world: World) -> Iterator[tuple[str, str, str | None, list[dict[s
             yield title, article.render(), None, article.facts
             for alias in naming.aliases[gid]:
                 yield alias, f"#REDIRECT [[{title}]]\n", title, []
-    for title, members, kind in naming.disambiguation:
-        yield title, _disambiguation_text(world, title, members, kind), None, []
+    for title, members, kind, see_also in naming.disambiguation:
+        yield title, _disambiguation_text(world, title, members, kind, see_also), None, []
 
 
 def _page_xml(page_id: int, title: str, text: str, redirect: str | None) -> str:

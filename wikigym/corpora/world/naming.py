@@ -35,7 +35,8 @@ class Naming:
         former_names: Former city names, else None (by city index).
         ranges: Mountain range names (text values).
         languages: Display name of each language (by language index).
-        disambiguation: (title, member ids, kind) of each disambiguation page.
+        disambiguation: (title, member ids, kind, "see also" ids) of each disambiguation
+            page; "see also" lists people whose surname is a one-letter variant.
         near_duplicates: Pairs of person ids whose names differ by one edit.
     """
 
@@ -45,7 +46,9 @@ class Naming:
     full_names: list[str | None] = field(default_factory=list)
     former_names: list[str | None] = field(default_factory=list)
     ranges: list[str] = field(default_factory=list)
-    disambiguation: list[tuple[str, tuple[int, ...], str]] = field(default_factory=list)
+    disambiguation: list[tuple[str, tuple[int, ...], str, tuple[int, ...]]] = field(
+        default_factory=list
+    )
     near_duplicates: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -65,6 +68,7 @@ class _Namer:
         self.surnames: list[str] = []
         self.person_surname: list[int] = []
         self.person_given: list[str] = []
+        self.variants: dict[int, list[int]] = {}
 
     def _claim(self, gid: int, display: str, candidates: list[str]) -> str:
         for cand in candidates:
@@ -139,10 +143,12 @@ class _Namer:
         for base, members in groups.items():
             self._disambiguation(f"{base} (disambiguation)", members, "place")
 
-    def _disambiguation(self, title: str, members: list[int], kind: str) -> None:
+    def _disambiguation(
+        self, title: str, members: list[int], kind: str, see_also: tuple[int, ...] = ()
+    ) -> None:
         if title not in self.taken:
             self.taken[title] = -1
-            self.out.disambiguation.append((title, tuple(members), kind))
+            self.out.disambiguation.append((title, tuple(members), kind, see_also))
 
     def _people(self) -> None:
         rng, nm, off, n = self.rng, self.nm, self.off["person"], self.n["person"]
@@ -165,6 +171,9 @@ class _Namer:
                 if sid is None:
                     sid = sindex[variant] = len(self.surnames)
                     self.surnames.append(variant)
+                base_sid = self.person_surname[j]
+                if sid != base_sid and sid not in self.variants.setdefault(base_sid, []):
+                    self.variants[base_sid].append(sid)
                 self.out.near_duplicates.append((off + j, off + i))
             else:
                 first = rng.choice(given[female])
@@ -307,7 +316,8 @@ class _Namer:
                 continue
             name = self.surnames[sid]
             title = name if name not in self.taken else f"{name} (surname)"
-            self._disambiguation(title, members[:40], "surname")
+            see_also = [g for v in self.variants.get(sid, ()) for g in by_surname[v]][:10]
+            self._disambiguation(title, members[:40], "surname", tuple(see_also))
             made += 1
             if made >= cap:
                 break

@@ -1,0 +1,257 @@
+"""Context wrappers of WikiSearch-v0 on a real (enwiki excerpt) snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.envs.wiki_search import WikiSearchEnv
+from wikigym.envs.wrappers import (
+    ManagedContext,
+    TranscriptObservation,
+    best_sentence,
+    clip_action,
+    compact_action,
+    parse_output,
+    search_extract,
+)
+
+WORDS = ("history", "theory", "population", "climate", "war", "science", "music", "language")
+
+
+def call(name: str, **arguments: object) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def snap(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    out = tmp_path_factory.mktemp("wrappers") / "snap"
+    src = open_build_source(shared_data / "wiki/enwiki-excerpt-206pages.xml.bz2")
+    build_snapshot([src], out, BuildConfig(), progress=False)
+    return Snapshot.open(out)
+
+
+def make_env(snap: Snapshot, max_steps: int = 60) -> WikiSearchEnv:
+    return WikiSearchEnv(corpus=snap, max_steps=max_steps, python="off")
+
+
+def scripted_actions(snap: Snapshot, n: int) -> list[str]:
+    """Search, open, find in turn over the pages; every find names the search's top passage."""
+    titles = [
+        r["title"] for r in snap.sql("SELECT title FROM articles ORDER BY doc_id").to_pylist()
+    ]
+    actions = []
+    for t in range(n):
+        block = t // 3
+        title = titles[(block * 7) % len(titles)]
+        word = WORDS[block % len(WORDS)]
+        query = f"{title} {word}" if block % 4 != 3 else f"{word} {WORDS[(block + 3) % len(WORDS)]}"
+        if t % 3 == 0:
+            actions.append(call("search", query=query, k=5))
+        elif t % 3 == 1:
+            actions.append(call("open", page=title))
+        else:
+            top = snap.search(query, 1)
+            note = f"Noting p{top[0].passage_id}. " if top else ""
+            actions.append(note + call("find", page=title, text=word))
+    return actions
+
+
+def run(env: ManagedContext | TranscriptObservation, actions: list[str]) -> list[str]:
+    obs, _ = env.reset(seed=0)
+    out = [obs]
+    for action in actions:
+        obs, *_ = env.step(action)
+        out.append(obs)
+    return out
+
+
+def test_check_env(snap: Snapshot) -> None:
+    check_env(TranscriptObservation(make_env(snap, 12)), skip_render_check=True)
+    check_env(ManagedContext(make_env(snap, 12), 4000), skip_render_check=True)
+    check_env(
+        ManagedContext(
+            make_env(snap, 12), None, budget_tokens=600, count_tokens=lambda s: len(s.split())
+        ),
+        skip_render_check=True,
+    )
+
+
+@pytest.mark.parametrize("kind", ["transcript", "managed"])
+def test_reward_info_and_flags_pass_through(snap: Snapshot, kind: str) -> None:
+    bare = make_env(snap, 6)
+    wrapped = TranscriptObservation(make_env(snap, 6)) if kind == "transcript" else None
+    wrapped = wrapped or ManagedContext(make_env(snap, 6), 3000)
+    actions = [*scripted_actions(snap, 4), "<answer>Albedo</answer>"]
+    assert bare.reset(seed=3)[1] == wrapped.reset(seed=3)[1]
+    for action in actions:
+        _, *rest = bare.step(action)
+        _, *wrest = wrapped.step(action)
+        assert rest == wrest
+    assert rest[1] is True  # terminated by the answer
+
+
+def test_transcript_holds_everything_verbatim(snap: Snapshot) -> None:
+    env = TranscriptObservation(make_env(snap))
+    bare = make_env(snap)
+    first, _ = bare.reset(seed=0)
+    actions = scripted_actions(snap, 9)
+    observations = run(env, actions)
+    assert observations[0] == first
+    last = observations[-1]
+    for n, action in enumerate(actions, 1):
+        result, *_ = bare.step(action)
+        assert f"[Turn {n}] action:\n{action}\n[Turn {n}] result:\n{result}" in last
+    assert len(observations[-1]) > len(observations[5]) > len(observations[1])
+
+
+@pytest.mark.parametrize("budget", [4000, 8000, 16000])
+def test_sixty_turns_within_budget(snap: Snapshot, budget: int) -> None:
+    actions = scripted_actions(snap, 60)
+    env = ManagedContext(make_env(snap), budget)
+    obs, _ = env.reset(seed=0)
+    question = obs[obs.rindex("Question:") :]
+    assert len(obs) <= budget
+    for n, action in enumerate(actions, 1):
+        obs, _, terminated, truncated, _ = env.step(action)
+        assert len(obs) <= budget, n
+        assert question in obs and obs.startswith(env._first)
+        # Every action so far is there, verbatim or as its parsed calls (4000 characters
+        # cannot hold 60 actions: the oldest turns go, the latest stay).
+        for m, past in enumerate(actions[:n], 1):
+            if budget < 8000 and m < n - 5:
+                continue
+            shown = (clip_action(past, 300), compact_action(past, 80))
+            assert any(f"[Turn {m}] action:\n{s}\n" in obs + "\n" for s in shown), (n, m)
+        assert f"[Turn {n}] result:\n" in obs  # the latest result is kept (maybe cut)
+        assert not terminated and truncated == (n == 60)
+    assert "step budget (60) is spent" in obs
+    if budget >= 8000:  # enough room: old actions stay verbatim, the last result whole
+        assert actions[0] in obs
+        assert obs.endswith(env.turns[-1][1])
+
+
+def test_token_budget(snap: Snapshot) -> None:
+    words = lambda text: len(text.split())  # noqa: E731
+    env = ManagedContext(make_env(snap), None, budget_tokens=900, count_tokens=words)
+    for obs in run(env, scripted_actions(snap, 24)):
+        assert words(obs) <= 900 and "Question:" in obs
+
+
+def test_budget_below_first_observation_keeps_the_question(snap: Snapshot) -> None:
+    env = ManagedContext(make_env(snap), 400)
+    for obs in run(env, scripted_actions(snap, 6)):
+        assert len(obs) <= 400 and "Question:" in obs
+
+
+def test_dead_end_becomes_stub(snap: Snapshot) -> None:
+    used_q, dead_q = "albedo snow reflection", "Aristotle logic syllogism"
+    dead_docs = {h.doc_id for h in snap.search(dead_q, 5)}
+    albedo = snap.page("Albedo")
+    assert albedo is not None and albedo.doc_id not in dead_docs
+    env = ManagedContext(make_env(snap), 16000)
+    env.reset(seed=0)
+    env.step(call("search", query=used_q, k=5))
+    env.step(call("search", query=dead_q, k=5))
+    env.step(call("open", page="Albedo"))
+    obs, *_ = env.step(call("find", page="Albedo", text="snow"))
+    assert f"[Turn 2] result (extract):\nsearch({dead_q!r}): 5 results (not used)\n" in obs
+    assert f"[Turn 1] result (extract):\nsearch({used_q!r}): 5 results\n[p" in obs
+    assert f"(d{albedo.doc_id})" in obs.split("[Turn 2]")[0]
+
+
+def test_cited_passages_keep_their_text(snap: Snapshot) -> None:
+    page = snap.page("Albedo")
+    assert page is not None
+    pids = [p for s in page.sections for p in s.passage_ids]
+    cited = pids[3]
+    text = snap.passage(cited).text  # type: ignore[union-attr]
+    assert len(text) > 300  # long enough that a first-sentence extract would differ
+    env = ManagedContext(make_env(snap), 16000, max_fact_chars=2000)
+    env.reset(seed=0)
+    env.step(call("open", page="Albedo"))
+    env.step(f"p{cited} says albedo varies. " + call("search", query="moon albedo", k=3))
+    obs, *_ = env.step(call("search", query="anarchism", k=3))
+    extract = obs.split("[Turn 1] result (extract):\n")[1].split("[Turn 2]")[0]
+    assert f"[p{cited}] {text}" in extract  # cited: whole
+    uncited = snap.passage(pids[4]).text  # type: ignore[union-attr]
+    assert uncited not in extract and f"[p{pids[4]}] " in extract  # not cited: first sentence
+    assert f"[Cited passages]\n[p{cited}] Albedo: {text}" in obs
+    # Under a tight budget the old results go, the cited passage stays.
+    tight = ManagedContext(make_env(snap), 3500, max_fact_chars=2000)
+    tight.reset(seed=0)
+    for action in [
+        call("open", page="Albedo"),
+        f"p{cited} says albedo varies. " + call("search", query="moon albedo", k=3),
+        *scripted_actions(snap, 6),
+    ]:
+        obs, *_ = tight.step(action)
+    assert "[Turn 1] result" not in obs and f"[p{cited}] Albedo: {text}" in obs
+
+
+def test_same_actions_same_observations(snap: Snapshot) -> None:
+    actions = scripted_actions(snap, 30)
+    first = run(ManagedContext(make_env(snap), 6000), actions)
+    second = run(ManagedContext(make_env(snap), 6000), actions)
+    assert first == second
+    assert len(set(first)) == len(first)
+
+
+SEARCH_OUTPUT = """search('albedo of snow'): 2 results
+1. [p216] Albedo (d2)
+   Albedos range widely. Fresh snow has an albedo of up to 0.9! Charcoal is dark.
+2. [p7] Snow (Disambiguation) (d41)
+   Snow falls. Dirty snow and albedo of snow: both matter.
+
+A second paragraph of snow."""
+
+
+def test_search_extract_of_a_known_output() -> None:
+    seg = parse_output(SEARCH_OUTPUT)
+    assert seg.kind == "search" and seg.query == "albedo of snow"
+    assert [(h.ref, h.title, h.doc) for h in seg.hits] == [
+        ("p216", "Albedo", "d2"),
+        ("p7", "Snow (Disambiguation)", "d41"),
+    ]
+    assert seg.hits[1].text.endswith("matter.\n\nA second paragraph of snow.")
+    assert search_extract(seg, 240) == (
+        "search('albedo of snow'): 2 results\n"
+        "[p216] Albedo (d2)\n"
+        "   Fresh snow has an albedo of up to 0.9!\n"
+        "[p7] Snow (Disambiguation) (d41)\n"
+        "   Dirty snow and albedo of snow: both matter."
+    )
+    # Ties go to the earliest sentence; stop words ("of") do not count.
+    assert best_sentence("One of two. Two of one.", ("of",)) == "One of two."
+    assert best_sentence("Albedo is high. Snow is white.", ("snow", "albedo")) == "Albedo is high."
+
+
+def test_open_and_find_outputs_parse(snap: Snapshot) -> None:
+    env = make_env(snap)
+    env.reset(seed=0)
+    opened, *_ = env.step(call("open", page="Albedo"))
+    found, *_ = env.step(call("find", page="Albedo", text="snow"))
+    page = snap.page("Albedo")
+    assert page is not None
+    seg = parse_output(opened)
+    assert seg.kind == "open" and seg.doc == f"d{page.doc_id}" and seg.title == "Albedo"
+    refs = [ref for ref, _ in seg.blocks if ref]
+    assert refs[0] == f"p{page.sections[0].passage_ids[0]}"
+    for ref, text in seg.blocks:
+        if ref:
+            assert text == snap.passage(int(ref[1:])).text  # type: ignore[union-attr]
+    fseg = parse_output(found)
+    assert fseg.kind == "find" and fseg.doc == seg.doc and len(fseg.blocks) == 6
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="budget_tokens needs count_tokens"):
+        ManagedContext(WikiSearchEnv.__new__(WikiSearchEnv), None, budget_tokens=100)
+    with pytest.raises(ValueError, match="got neither"):
+        ManagedContext(WikiSearchEnv.__new__(WikiSearchEnv), None)
+    with pytest.raises(ValueError, match="keep_last"):
+        ManagedContext(WikiSearchEnv.__new__(WikiSearchEnv), 1000, keep_last=-1)
