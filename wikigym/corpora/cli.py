@@ -141,16 +141,24 @@ def cmd_sql(args: argparse.Namespace) -> int:
         for row in table.to_pylist():
             print(json.dumps(row, ensure_ascii=False, default=str))
     else:
-        print(table.to_pandas().to_string() if _has_pandas() else table.to_string(preview_cols=20))
+        print(format_table(table.column_names, table.to_pylist()))
     return 0
 
 
-def _has_pandas() -> bool:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def format_table(columns: list[str], rows: list[dict[str, object]], width: int = 60) -> str:
+    """Rows as an aligned text table (cells cut at ``width`` characters)."""
+
+    def cell(value: object) -> str:
+        text = "NULL" if value is None else str(value).replace("\n", " ")
+        return text if len(text) <= width else text[: width - 3] + "..."
+
+    cells = [[cell(r[c]) for c in columns] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
