@@ -52,6 +52,11 @@ def titles_for(snap: Snapshot, n: int) -> list[str]:
     return rows.column("title").to_pylist()
 
 
+def call(name: str, **arguments: object) -> str:
+    """A Hermes-style tool call."""
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
 def run_threads(n_threads: int, work) -> float:  # type: ignore[no-untyped-def]
     """Run ``work(thread_index)`` in n threads; return wall seconds."""
     threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
@@ -71,29 +76,34 @@ def bench_steps(snap_path: Path, tasks_path: Path, steps: int) -> dict[str, floa
     for n_threads in (1, 2):
         per = steps // n_threads
 
-        def raw(i: int) -> None:
+        def raw(i: int, per: int = per) -> None:
             for j in range(per):
                 snap.search(queries[(i * per + j) % len(queries)], 5)
 
         envs = [
-            gym.make("WikiSearch-v0", corpus=str(snap_path), tasks=str(tasks_path), python="off",
-                     max_steps=10**9).unwrapped
+            gym.make(
+                "WikiSearch-v0",
+                corpus=str(snap_path),
+                tasks=str(tasks_path),
+                python="off",
+                max_steps=10**9,
+            ).unwrapped
             for _ in range(n_threads)
         ]
         for k, e in enumerate(envs):
             e.reset(seed=k)
 
-        def env_search(i: int) -> None:
+        def env_search(i: int, per: int = per, envs: list = envs) -> None:  # type: ignore[type-arg]
             e = envs[i]
             for j in range(per):
                 q = queries[(i * per + j) % len(queries)]
-                e.step('<tool_call>{"name": "search", "arguments": {"query": %s, "k": 5}}</tool_call>' % json.dumps(q))
+                e.step(call("search", query=q, k=5))
 
-        def env_open(i: int) -> None:
+        def env_open(i: int, per: int = per, envs: list = envs) -> None:  # type: ignore[type-arg]
             e = envs[i]
             for j in range(per // 4):
                 t = titles[(i * per + j) % len(titles)]
-                e.step('<tool_call>{"name": "open", "arguments": {"page": %s}}</tool_call>' % json.dumps(t))
+                e.step(call("open", page=t))
 
         raw(0)  # warm caches
         samples: dict[str, list[float]] = {"raw": [], "search": [], "open": []}
@@ -111,14 +121,26 @@ def bench_memory(snap_path: Path, tasks_path: Path) -> dict[str, float]:
     proc = psutil.Process()
     gc.collect()
     base = proc.memory_info().rss
-    one = gym.make_vec("WikiSearch-v0", num_envs=1, vectorization_mode="sync",
-                       corpus=str(snap_path), tasks=str(tasks_path), python="off")
+    one = gym.make_vec(
+        "WikiSearch-v0",
+        num_envs=1,
+        vectorization_mode="sync",
+        corpus=str(snap_path),
+        tasks=str(tasks_path),
+        python="off",
+    )
     one.reset(seed=0)
     one.step(["<search>river</search>"])
     gc.collect()
     rss_one = proc.memory_info().rss
-    many = gym.make_vec("WikiSearch-v0", num_envs=64, vectorization_mode="sync",
-                        corpus=str(snap_path), tasks=str(tasks_path), python="off")
+    many = gym.make_vec(
+        "WikiSearch-v0",
+        num_envs=64,
+        vectorization_mode="sync",
+        corpus=str(snap_path),
+        tasks=str(tasks_path),
+        python="off",
+    )
     many.reset(seed=0)
     many.step(["<search>river</search>"] * 64)
     gc.collect()
@@ -134,7 +156,9 @@ def bench_memory(snap_path: Path, tasks_path: Path) -> dict[str, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("snapshot", type=Path)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/env"))
@@ -151,7 +175,11 @@ def main() -> int:
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB",
-        "snapshot": {"passages": snap.num_passages, "articles": snap.num_articles, "id": snap.snapshot_id},
+        "snapshot": {
+            "passages": snap.num_passages,
+            "articles": snap.num_articles,
+            "id": snap.snapshot_id,
+        },
         "steps": steps,
         "memory": mem,
     }

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 DATA_DIR = Path(
-    os.environ.get("WIKIGYM_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
+    os.environ.get(
+        "WIKIGYM_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    )
 ).resolve()
 
 

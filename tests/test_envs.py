@@ -95,7 +95,9 @@ def test_reset_is_seeded(env: WikiSearchEnv) -> None:
 
 def test_solve_with_citation(env: WikiSearchEnv, snap: Snapshot) -> None:
     env.reset(seed=0, options={"task_id": "anarchism-lead"})
-    obs, r, term, trunc, info = env.step("I will search. " + call("search", query="self-governed societies", k=3))
+    obs, r, term, trunc, info = env.step(
+        "I will search. " + call("search", query="self-governed societies", k=3)
+    )
     assert not term and r == 0.0 and info["tools"] == ["search"]
     lead = snap.page("Anarchism").sections[0].passage_ids[0]  # type: ignore[union-attr]
     assert f"[p{lead}] Anarchism" in obs
@@ -138,7 +140,13 @@ def test_truncation_masks(env: WikiSearchEnv) -> None:
         (call("python", code="print(1)"), "unknown_tool"),  # python="off"
         ("<tool_call>{not json</tool_call>", "parse_error"),
         ("[" * 1000 + "]" * 1000, "no_tool_call"),
-        ('<tool_call>{"name": "search", "arguments": ' + "[" * 1000 + "]" * 1000 + "}</tool_call>", "parse_error"),
+        (
+            '<tool_call>{"name": "search", "arguments": '
+            + "[" * 1000
+            + "]" * 1000
+            + "}</tool_call>",
+            "parse_error",
+        ),
     ],
 )
 def test_bad_actions_become_observations(env: WikiSearchEnv, action: str, code: str) -> None:
@@ -186,7 +194,9 @@ def test_find_and_redirect(env: WikiSearchEnv, snap: Snapshot) -> None:
 
 def test_hallucinated_citations_counted(env: WikiSearchEnv) -> None:
     env.reset(seed=0, options={"task_id": "anarchism-lead"})
-    _, r, term, _, info = env.step(call("answer", text="Anarchism", citations=["p999999", "p3", "zz"]))
+    _, r, term, _, info = env.step(
+        call("answer", text="Anarchism", citations=["p999999", "p3", "zz"])
+    )
     assert term and r == 1.0  # binary preset: outcome only
     m = info["reward_metrics"]
     assert m["citation_nonexistent"] == 2  # p999999 and a malformed id
@@ -243,7 +253,7 @@ def test_taskset_roundtrip_and_mismatch(tasks: TaskSet, tmp_path: Path, snap: Sn
         WikiSearchEnv(corpus=snap, tasks=other, python="off")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "x"}\n')
-    with pytest.raises(TaskSetError, match="bad.jsonl:1"):
+    with pytest.raises(TaskSetError, match=r"bad\.jsonl:1"):
         TaskSet.load(bad)
 
 
@@ -263,7 +273,9 @@ def test_calc_rewards() -> None:
 
 
 @pytest.mark.skipif(os.environ.get("WIKIGYM_SKIP_DEFAULT") == "1", reason="default world disabled")
-def test_default_env_check(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_env_check(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
     env = gym.make("WikiSearch-v0", python="off")
     check_env(env.unwrapped)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import itertools
 import json
 import shutil
 import threading
@@ -69,7 +70,7 @@ def test_search_identical_across_threads_with_ties(snaps: tuple[Snapshot, Snapsh
         assert [(h.passage_id, h.score) for h in a] == [(h.passage_id, h.score) for h in b]
         scores = [h.score for h in a]
         assert scores == sorted(scores, reverse=True)
-        for x, y in zip(a, a[1:], strict=False):
+        for x, y in itertools.pairwise(a):
             if x.score == y.score:
                 saw_tie = True
                 assert x.passage_id < y.passage_id
@@ -195,7 +196,7 @@ def test_corruption_detected(snaps: tuple[Snapshot, Snapshot], tmp_path: Path, c
     (copy / "links.parquet").unlink()
     with pytest.raises(SnapshotCorruptedError, match=r"missing: links\.parquet"):
         Snapshot.open(copy, verify="sizes")
-    with pytest.raises(SnapshotError, match="manifest.json is missing"):
+    with pytest.raises(SnapshotError, match=r"manifest\.json is missing"):
         Snapshot.open(tmp_path)
 
 
@@ -242,7 +243,9 @@ def test_refuses_to_overwrite(snaps: tuple[Snapshot, Snapshot], shared_data: Pat
 def test_every_format_builds_and_searches(shared_data: Path, tmp_path: Path, name: str) -> None:
     snap = _build(shared_data, tmp_path / "s", 1, name)
     assert snap.num_articles > 0 and snap.num_passages >= snap.num_articles
-    first = snap.sql("SELECT a.title FROM passages p JOIN articles a USING (doc_id) ORDER BY p.passage_id LIMIT 1")
+    first = snap.sql(
+        "SELECT a.title FROM passages p JOIN articles a USING (doc_id) ORDER BY p.passage_id LIMIT 1"
+    )
     title = first.column("title")[0].as_py()
     hits = snap.search(title, 3)
     assert hits and any(h.title == title for h in hits)

@@ -35,7 +35,9 @@ def test_world_facts_are_located(worlds: dict[str, Snapshot]) -> None:
         "SELECT f.relation, f.object, f.value_type, f.object_doc_id, p.text "
         "FROM facts f JOIN passages p USING (passage_id) WHERE f.source = 'world'"
     ).to_pylist()
-    total = snap.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'").column("n")[0].as_py()
+    total = (
+        snap.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'").column("n")[0].as_py()
+    )
     assert rows and len(rows) == total  # every world fact is stated in a known passage
     relations = {r["relation"] for r in rows}
     assert len(relations) >= 30
@@ -46,7 +48,12 @@ def test_world_facts_are_located(worlds: dict[str, Snapshot]) -> None:
 
 
 def test_search_identical_across_threads(worlds: dict[str, Snapshot]) -> None:
-    titles = worlds["a1"].sql("SELECT title FROM articles ORDER BY doc_id LIMIT 20").column(0).to_pylist()
+    titles = (
+        worlds["a1"]
+        .sql("SELECT title FROM articles ORDER BY doc_id LIMIT 20")
+        .column(0)
+        .to_pylist()
+    )
     for q in [*titles, "born", "river", "founded in", "the"]:
         a = [(h.passage_id, h.score) for h in worlds["a1"].search(q, 10)]
         b = [(h.passage_id, h.score) for h in worlds["a2"].search(q, 10)]
@@ -55,9 +62,28 @@ def test_search_identical_across_threads(worlds: dict[str, Snapshot]) -> None:
 
 def test_cli_build_synthetic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "w"
-    assert cli(["corpus", "build", "synthetic", "--articles", "200", "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    assert (
+        cli(
+            [
+                "corpus",
+                "build",
+                "synthetic",
+                "--articles",
+                "200",
+                "--seed",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "snapshot" in capsys.readouterr().out
     assert cli(["corpus", "verify", str(out)]) == 0
-    assert cli(["corpus", "build", "synthetic", "--articles", "200", "--out", str(out), "--quiet"]) == 1
+    assert (
+        cli(["corpus", "build", "synthetic", "--articles", "200", "--out", str(out), "--quiet"])
+        == 1
+    )
     assert "exists" in capsys.readouterr().err
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp leftovers

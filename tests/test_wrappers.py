@@ -125,7 +125,7 @@ def test_sixty_turns_within_budget(snap: Snapshot, budget: int, cite: bool) -> N
         assert len(obs) <= budget, n
         assert question in obs and obs.startswith(env._first)
         # Every action so far is there, verbatim or as its parsed calls, where the budget
-        # holds them all next to the cited passages (20 here); else old turns go, the latest stays.
+        # holds them all next to the 20 cited passages; else old turns go, the latest stays.
         for m, past in enumerate(actions[:n], 1):
             if not all_actions and m < n:
                 continue
@@ -136,7 +136,6 @@ def test_sixty_turns_within_budget(snap: Snapshot, budget: int, cite: bool) -> N
     assert "step budget (60) is spent" in obs
     if all_actions:
         assert obs.endswith(env.turns[-1][1])  # the last result whole
-        assert f"[Turn 1] action:\n{actions[0]}\n" in obs or budget < 16000
 
 
 def test_token_budget(snap: Snapshot) -> None:

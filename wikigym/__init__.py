@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from wikigym.envs import ENV_IDS, register_envs  # noqa: E402
+from wikigym.envs import ENV_IDS, register_envs
 
 register_envs()
 

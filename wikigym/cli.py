@@ -34,7 +34,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     steps, divergence = replay(args.trajectory)
     if divergence is not None:
         print(divergence.describe(), file=sys.stderr)
-        raise WikigymError(f"{args.trajectory}: replay diverged at step {divergence.step} ({divergence.field})")
+        raise WikigymError(
+            f"{args.trajectory}: replay diverged at step {divergence.step} ({divergence.field})"
+        )
     print(f"ok: {steps} steps replayed identically")
     return 0
 

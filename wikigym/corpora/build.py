@@ -133,7 +133,9 @@ class BuildReport:
         for item in self.skipped[:5]:
             lines.append(f"  skipped: {item['title']!r} ({item['reason']}) in {item['source']}")
         if self.pages_skipped > 5:
-            lines.append(f"  ... {self.pages_skipped - 5:,} more skipped pages named in manifest.json")
+            lines.append(
+                f"  ... {self.pages_skipped - 5:,} more skipped pages named in manifest.json"
+            )
         return "\n".join(lines)
 
 
@@ -241,16 +243,27 @@ class _Assembler:
         )
         for ordinal, p in enumerate(art.passages):
             pid = first + ordinal
-            self.w.passages.append_row(pid, doc_id, list(p.section), ordinal, p.text, p.start, p.end)
+            self.w.passages.append_row(
+                pid, doc_id, list(p.section), ordinal, p.text, p.start, p.end
+            )
             self.w.index.add(pid, doc_id, art.title, p.text)
         self.next_passage += len(art.passages)
         for link in art.links:
-            self.w.links.append_row(self.next_link, doc_id, first + link.passage, link.anchor, link.target)
+            self.w.links.append_row(
+                self.next_link, doc_id, first + link.passage, link.anchor, link.target
+            )
             self.next_link += 1
         for f in art.facts:
             pid = None if f.passage is None else first + f.passage
             self.w.facts.append_row(
-                self.next_fact, doc_id, f.relation, f.object, f.object_title, f.value_type, f.source, pid
+                self.next_fact,
+                doc_id,
+                f.relation,
+                f.object,
+                f.object_title,
+                f.value_type,
+                f.source,
+                pid,
             )
             self.next_fact += 1
         self.report.articles += 1

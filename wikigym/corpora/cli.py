@@ -29,7 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     b.add_argument("sources", nargs="+", metavar="SOURCE")
     b.add_argument("--out", required=True, type=Path, help="snapshot directory to create")
     b.add_argument("--format", default="auto", help="reader format (default: auto-detect)")
-    b.add_argument("--threads", type=int, default=1, help="worker processes (results do not change)")
+    b.add_argument(
+        "--threads", type=int, default=1, help="worker processes (results do not change)"
+    )
     b.add_argument("--passage-words", type=int, default=100, help="target words per passage")
     b.add_argument("--articles", type=int, default=None, help="articles of a synthetic world")
     b.add_argument("--seed", type=int, default=0, help="seed of a synthetic world")

@@ -59,7 +59,9 @@ class PassageIndexWriter:
         heap_mb: Total writer heap.
     """
 
-    def __init__(self, path: Path, config: IndexConfig, threads: int = 1, heap_mb: int = 256) -> None:
+    def __init__(
+        self, path: Path, config: IndexConfig, threads: int = 1, heap_mb: int = 256
+    ) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self._index = tantivy.Index(passage_schema(config), path=str(path), reuse=False)
         threads = max(1, threads)

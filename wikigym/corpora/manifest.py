@@ -85,9 +85,15 @@ def read_manifest(root: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SnapshotCorruptedError(f"{path} is not valid JSON ({exc}); rebuild the snapshot") from exc
+        raise SnapshotCorruptedError(
+            f"{path} is not valid JSON ({exc}); rebuild the snapshot"
+        ) from exc
     if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
-        got = manifest.get("format_version") if isinstance(manifest, dict) else type(manifest).__name__
+        got = (
+            manifest.get("format_version")
+            if isinstance(manifest, dict)
+            else type(manifest).__name__
+        )
         raise SnapshotError(
             f"{path}: expected snapshot format_version {FORMAT_VERSION}, got {got!r}; "
             "rebuild the snapshot with this wikigym version"
@@ -118,12 +124,16 @@ def verify_files(root: Path, manifest: dict[str, Any]) -> list[str]:
         if rel not in actual:
             problems.append(f"missing: {rel}")
         elif actual[rel] != digest:
-            problems.append(f"changed: {rel} (sha256 {actual[rel][:12]}..., manifest {digest[:12]}...)")
+            problems.append(
+                f"changed: {rel} (sha256 {actual[rel][:12]}..., manifest {digest[:12]}...)"
+            )
     for rel in sorted(set(actual) - set(expected)):
         problems.append(f"unexpected: {rel}")
     table_hashes = {name: expected.get(fname, "") for name, fname in TABLE_FILES.items()}
     if not problems:
         recomputed = compute_snapshot_id(table_hashes, manifest.get("content_config", {}))
         if recomputed != manifest.get("snapshot_id"):
-            problems.append(f"snapshot_id does not match the file hashes (recomputed {recomputed[:12]}...)")
+            problems.append(
+                f"snapshot_id does not match the file hashes (recomputed {recomputed[:12]}...)"
+            )
     return problems

@@ -120,7 +120,9 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
             target = normalize_title(link.target)
             if not target or not starts:
                 continue
-            links.append(LinkRow(first + _passage_at(starts, base + link.start), link.anchor, target))
+            links.append(
+                LinkRow(first + _passage_at(starts, base + link.start), link.anchor, target)
+            )
     text = "".join(parts)
     all_starts = [p.start for p in passages]
     facts: list[FactRow] = []

@@ -113,12 +113,12 @@ class Snapshot:
         try:
             self._searcher = PassageSearcher(path / INDEX_DIR, self.index_config)
         except ValueError as exc:
-            raise SnapshotCorruptedError(f"{path / INDEX_DIR}: cannot open the index ({exc})") from exc
+            raise SnapshotCorruptedError(
+                f"{path / INDEX_DIR}: cannot open the index ({exc})"
+            ) from exc
         self._db = duckdb.connect(config={"threads": 1})
         for name, fname in TABLE_FILES.items():
-            self._db.execute(
-                f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path / fname}')"
-            )
+            self._db.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path / fname}')")
         self._articles = SortedTableReader(
             path / TABLE_FILES["articles"],
             "doc_id",
@@ -166,7 +166,9 @@ class Snapshot:
         if verify != "none":
             sizes = manifest.get("file_sizes", {})
             problems = verify_sizes(path, manifest)
-            full = verify == "full" or (verify == "auto" and sum(sizes.values()) <= FULL_VERIFY_MAX_BYTES)
+            full = verify == "full" or (
+                verify == "auto" and sum(sizes.values()) <= FULL_VERIFY_MAX_BYTES
+            )
             if not problems and full:
                 problems = verify_files(path, manifest)
             if problems:
@@ -233,7 +235,7 @@ class Snapshot:
         if isinstance(page, int):
             return page if 0 <= page < n_docs else None
         text = page.strip()
-        if text.isdigit() and not text.startswith("0") or text == "0":
+        if (text.isdigit() and not text.startswith("0")) or text == "0":
             doc = int(text)
             return doc if doc < n_docs else None
         exact, folded = self._load_titles()
@@ -302,7 +304,9 @@ class Snapshot:
             return None
         r = rows[0]
         title = self.title_of(r["doc_id"])
-        return Passage(passage_id, r["doc_id"], title or "", tuple(r["section"]), r["ordinal"], r["text"])
+        return Passage(
+            passage_id, r["doc_id"], title or "", tuple(r["section"]), r["ordinal"], r["text"]
+        )
 
     def title_of(self, doc_id: int) -> str | None:
         """The title of a doc id, or None."""

@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from wikigym.corpora.manifest import sha256_file
 from wikigym.corpora.readers import FORMATS, detect_format, open_source
 from wikigym.corpora.readers.mediawiki import iter_mediawiki
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage, WorldFact
-from wikigym.corpora.manifest import sha256_file
 from wikigym.errors import SourceError
 
 Progress = Callable[[int], None]
@@ -35,7 +35,9 @@ class BuildSource:
     def total_bytes(self) -> int:
         return int(self._inner.total_bytes())
 
-    def records(self, progress: Progress | None = None) -> Iterator[RawPage | ParsedPage | SkippedPage]:
+    def records(
+        self, progress: Progress | None = None
+    ) -> Iterator[RawPage | ParsedPage | SkippedPage]:
         return self._inner.records(progress)
 
     def describe(self) -> dict[str, Any]:
@@ -44,7 +46,8 @@ class BuildSource:
             "name": self.name,
             "format": self.format,
             "files": [
-                {"name": f.path.name, "size": f.size, "sha256": f.sha256} for f in self._inner.files()
+                {"name": f.path.name, "size": f.size, "sha256": f.sha256}
+                for f in self._inner.files()
             ],
             **getattr(self._inner, "extra", {}),
         }
@@ -124,6 +127,8 @@ def open_build_source(path: str | Path, format: str = "auto") -> BuildSource:
     ):
         return BuildSource(path.name, WORLD_FORMAT, WorldSource(path))
     if format != "auto" and format not in FORMATS:
-        raise SourceError(f"unknown format {format!r}; expected one of auto, {', '.join(BUILD_FORMATS)}")
+        raise SourceError(
+            f"unknown format {format!r}; expected one of auto, {', '.join(BUILD_FORMATS)}"
+        )
     fmt = detect_format(path) if format == "auto" else format
     return BuildSource(path.name, fmt, open_source(path, fmt))

@@ -40,6 +40,7 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from wikigym.corpora.records import InfoboxField, Link, ParsedPage, RawPage, Section
 
@@ -332,12 +333,15 @@ def _to_marked_text(text: str, state: _State) -> str:
     return _inline_cleanup(text)
 
 
+@lru_cache(maxsize=65536)
 def _normalise_title(raw: str) -> str:
     """Normalise a title as MediaWiki does: no fragment, spaces, first letter upper."""
-    title = raw.split("#", 1)[0]
+    title = raw.split("#", 1)[0] if "#" in raw else raw
     if "&" in title:
         title = html.unescape(title)
-    title = _WS_RE.sub(" ", title.replace("_", " ")).strip().lstrip(":").strip()
+    if "_" in title:
+        title = title.replace("_", " ")
+    title = " ".join(title.split()).lstrip(":").lstrip()
     if not title:
         return ""
     return title[0].upper() + title[1:]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -33,7 +33,7 @@ class CalcEnv(gym.Env[str, str]):
         render_mode: None or ``ansi``.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self, level: int = 2, reward: str | RewardConfig = "binary", render_mode: str | None = None
@@ -41,7 +41,9 @@ class CalcEnv(gym.Env[str, str]):
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
         self.level = level
-        self.reward_config = reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
+        self.reward_config = (
+            reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
+        )
         self.render_mode = render_mode
         self.observation_space = UnicodeText(2000)
         self.action_space = UnicodeText(200_000)

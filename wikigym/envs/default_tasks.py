@@ -124,7 +124,9 @@ def one_hop_tasks(snapshot: Snapshot, n: int = 500, seed: int = 0) -> TaskSet:
                 oracle=[
                     OracleCall(name="search", arguments={"query": question, "k": 5}),
                     OracleCall(name="open", arguments={"page": r["subject"]}),
-                    OracleCall(name="answer", arguments={"text": r["object"], "citations": [f"p{pid}"]}),
+                    OracleCall(
+                        name="answer", arguments={"text": r["object"], "citations": [f"p{pid}"]}
+                    ),
                 ],
                 difficulty={"hops": 1, "constraints": 1},
                 snapshot_id=snapshot.snapshot_id,

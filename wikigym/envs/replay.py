@@ -39,7 +39,9 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         env_id: Registered id used to re-create the env on replay.
     """
 
-    def __init__(self, env: gym.Env[str, str], directory: str | Path, env_id: str = "WikiSearch-v0") -> None:
+    def __init__(
+        self, env: gym.Env[str, str], directory: str | Path, env_id: str = "WikiSearch-v0"
+    ) -> None:
         super().__init__(env)
         base = env.unwrapped
         if not getattr(base, "replayable", False):

@@ -115,7 +115,9 @@ class TaskSet(Sequence[Task]):
         self._by_id: dict[str, int] = {}
         for i, t in enumerate(self._tasks):
             if t.task_id in self._by_id:
-                raise TaskSetError(f"duplicate task_id {t.task_id!r} in {name}; task ids must be unique")
+                raise TaskSetError(
+                    f"duplicate task_id {t.task_id!r} in {name}; task ids must be unique"
+                )
             self._by_id[t.task_id] = i
         h = hashlib.sha256()
         for t in self._tasks:

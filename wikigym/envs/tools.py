@@ -203,7 +203,9 @@ class ToolBox:
         body = "\n".join(b for b, _ in shown)
         tail = ""
         if args.part < len(parts):
-            tail = f"\n... (part {args.part}/{len(parts)}; open with part={args.part + 1} to read on)"
+            tail = (
+                f"\n... (part {args.part}/{len(parts)}; open with part={args.part + 1} to read on)"
+            )
         links = [link.target_title for link in page.links if link.target_doc_id is not None]
         if links and args.part == 1 and args.section is None:
             uniq = list(dict.fromkeys(links))
@@ -228,11 +230,15 @@ class ToolBox:
                 seen=(page_ref(page.doc_id),),
             )
         half = self.config.snippet_chars // 2
-        lines = [f"find({args.text!r}) in {page.title} ({page_ref(page.doc_id)}): {len(hits)} passages"]
+        lines = [
+            f"find({args.text!r}) in {page.title} ({page_ref(page.doc_id)}): {len(hits)} passages"
+        ]
         for pid, text, at in hits[: self.config.find_max_hits]:
             start = max(0, at - half)
             end = min(len(text), at + len(needle) + half)
-            snippet = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+            snippet = (
+                ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+            )
             lines.append(f"[{passage_ref(pid)}] {snippet}")
         if len(hits) > self.config.find_max_hits:
             lines.append(f"... {len(hits) - self.config.find_max_hits} more")
@@ -243,7 +249,9 @@ class ToolBox:
 
     def python(self, args: PythonArgs, *, seed: int = 0) -> ToolResult:
         if self.sandbox is None:
-            return ToolResult("python: the python tool is disabled in this environment.", error=TOOL_DISABLED)
+            return ToolResult(
+                "python: the python tool is disabled in this environment.", error=TOOL_DISABLED
+            )
         result = self.sandbox.run(args.code, seed=seed)
         limit = self.config.python_output_chars
         out = result.stdout[:limit]
@@ -254,7 +262,9 @@ class ToolBox:
             parts.append("stderr:\n" + result.stderr[:limit])
         if result.error is not None:
             if result.error == "unavailable":
-                return ToolResult(result.stderr[:limit] or "python: sandbox unavailable", error=TOOL_DISABLED)
+                return ToolResult(
+                    result.stderr[:limit] or "python: sandbox unavailable", error=TOOL_DISABLED
+                )
             parts.append(f"[{result.error}]")
             return ToolResult("\n".join(parts), error=SANDBOX_ERROR)
         return ToolResult("\n".join(parts))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
@@ -86,7 +86,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         render_mode: None or ``ansi``.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -105,7 +105,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         if tool_format not in _FORMAT_HELP:
-            raise ValueError(f"tool_format must be one of {sorted(_FORMAT_HELP)}, got {tool_format!r}")
+            raise ValueError(
+                f"tool_format must be one of {sorted(_FORMAT_HELP)}, got {tool_format!r}"
+            )
         if python not in ("auto", "off", "unsafe"):
             raise ValueError(f"python must be 'auto', 'off' or 'unsafe', got {python!r}")
         if render_mode not in (None, "ansi"):
@@ -127,7 +129,9 @@ class WikiSearchEnv(gym.Env[str, str]):
             isinstance(reward, str) and tool_config is None
         )
         self.max_steps = max_steps
-        self.reward_config = reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
+        self.reward_config = (
+            reward if isinstance(reward, RewardConfig) else RewardConfig.from_name(reward)
+        )
         self.tool_format = tool_format
         self.tools = _tool_names(tools)
         if python == "off" and ToolName.PYTHON in self.tools:
@@ -165,7 +169,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         """Run the tool calls in ``action``; see the module docstring for ``info``."""
         ep = self._episode
         if ep is None or ep.done:
-            raise RuntimeError("step() called on a finished or unstarted episode; call reset() first")
+            raise RuntimeError(
+                "step() called on a finished or unstarted episode; call reset() first"
+            )
         if isinstance(action, bytes):
             action = action.decode("utf-8", errors="replace")
         if not isinstance(action, str):
@@ -225,9 +231,14 @@ class WikiSearchEnv(gym.Env[str, str]):
     def _clip(self, text: str) -> str:
         if len(text) <= self.max_obs_chars:
             return text
-        return text[: self.max_obs_chars] + f"\n... [observation cut at {self.max_obs_chars} characters]"
+        return (
+            text[: self.max_obs_chars]
+            + f"\n... [observation cut at {self.max_obs_chars} characters]"
+        )
 
-    def _info(self, tools: list[str] | None = None, tool_error: str | None = None) -> dict[str, Any]:
+    def _info(
+        self, tools: list[str] | None = None, tool_error: str | None = None
+    ) -> dict[str, Any]:
         ep = self._episode
         assert ep is not None
         return {
