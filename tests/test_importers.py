@@ -94,7 +94,7 @@ def test_hotpotqa_fields(hotpot: Path) -> None:
         assert (t.task_id, t.question, t.answer) == want
         assert t.level == row["level"] and t.difficulty["type"] == row["type"]
         titles = list(dict.fromkeys(row["supporting_facts"]["title"]))
-        assert t.evidence.titles == titles and t.difficulty["hops"] == len(titles)
+        assert t.evidence.titles == titles and t.difficulty["pages"] == len(titles)
         assert t.evidence.passage_ids == [] and t.oracle == [] and t.snapshot_id is None
         ctx = dict(zip(row["context"]["title"], row["context"]["sentences"], strict=True))
         sf = row["supporting_facts"]
@@ -175,7 +175,7 @@ def test_closed_world_resolves_every_fact(hotpot: Path, world: Snapshot) -> None
     assert "0 unresolved titles, 0 unlocated sentences" in report.summary()
     assert ts.snapshot_ids() == {world.snapshot_id}
     for t in ts:
-        assert len(t.evidence.doc_ids) == len(t.evidence.titles) == t.difficulty["hops"]
+        assert len(t.evidence.doc_ids) == len(t.evidence.titles) == t.difficulty["pages"]
         for doc_id, title in zip(t.evidence.doc_ids, t.evidence.titles, strict=True):
             page = world.page(title)
             assert page is not None and page.doc_id == doc_id
@@ -311,10 +311,16 @@ def test_jsonl(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "line,match",
     [
-        ({"answer": "x"}, r"line 2 in bad.jsonl: field 'question' must be a non-empty string, got nothing"),
+        (
+            {"answer": "x"},
+            r"line 2 in bad.jsonl: field 'question' must be a non-empty string, got nothing",
+        ),
         ({"question": "q?"}, r"line 2 in bad.jsonl: field 'answer'"),
         ({"question": "q?", "answer": ""}, r"line 2 in bad.jsonl: field 'answer'"),
-        ({"question": "q?", "answer": "x", "aliases": "y"}, r"line 2 in bad.jsonl: field 'aliases'"),
+        (
+            {"question": "q?", "answer": "x", "aliases": "y"},
+            r"line 2 in bad.jsonl: field 'aliases'",
+        ),
         ({"question": "q?", "answer": "x", "id": "ok"}, r"duplicate task_id 'ok'"),
     ],
 )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from wikigym import __version__
 from wikigym.corpora import cli as corpus_cli
+from wikigym.envs import tasks_cli
 from wikigym.errors import WikigymError
 
 
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"wikigym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     corpus_cli.add_parser(sub)
+    tasks_cli.add_parser(sub)
     r = sub.add_parser(
         "replay", help="re-run a recorded trajectory; exit 1 at the first divergence"
     )

@@ -87,7 +87,7 @@ def _iter_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             rows: Iterator[tuple[str, object]]
             if head == b"[":
                 rows = (
-                    (f"{path.name}: item {n}", item)
+                    (f"item {n} in {path.name}", item)
                     for n, item in enumerate(iter_json_array(inp, None), 1)
                 )
             else:
@@ -398,6 +398,97 @@ def _reads_as_doc_id(title: str) -> bool:
     return text.isdigit() or (parsed is not None and parsed[0] == "d")
 
 
+def _hotpot_task(
+    row: dict[str, Any], where: str, world: _ClosedWorld | None, report: ImportReport
+) -> Task:
+    """One HotpotQA row as a Task (resolved in ``world`` when given); problems go to ``report``."""
+    if "id" not in row and "_id" not in row:
+        raise TaskSetError(f"{where}: no 'id' (or '_id') field; HotpotQA rows carry their id")
+    task_id = _text(row, "id" if "id" in row else "_id", where)
+    question = _text(row, "question", where)
+    answer = _text(row, "answer", where)
+    assert task_id is not None and question is not None and answer is not None
+    facts = _supporting_facts(row, where)
+    paragraphs = context_paragraphs(row) if "context" in row else []
+    if paragraphs is None:
+        raise TaskSetError(
+            f"{where}: 'context' must be {{title: [...], sentences: [[...], ...]}} or "
+            "[[title, [sentences]], ...]"
+        )
+    context: dict[str, list[str]] = {}
+    for title, sentences in paragraphs:
+        context.setdefault(title.strip(), sentences)
+    report.tasks += 1
+    report.supporting_facts += len(facts)
+
+    located: dict[str, _Located] = {}  # per supporting title, in order
+    rubric: list[RubricEntry] = []
+    for title, sent_id in facts:
+        sentences = context.get(title)
+        loc = located.get(title)
+        if loc is None:
+            loc = located[title] = _Located()
+            if world is not None:
+                loc.doc_id = world.doc_of[title]
+                if loc.doc_id is None:
+                    report.unresolved_titles.append((task_id, title))
+                else:
+                    loc.title = world.pages[loc.doc_id].title
+        pids: list[int] = []
+        if world is not None and loc.doc_id is not None:
+            pids, reason = world.locate(loc.doc_id, sentences, sent_id)
+            if reason is not None:
+                report.unlocated_facts.append((task_id, title, sent_id, reason))
+            loc.passage_ids.extend(p for p in pids if p not in loc.passage_ids)
+        if sentences is None or not 0 <= sent_id < len(sentences):
+            continue  # no sentence text: nothing to put in the rubric
+        rubric.append(
+            RubricEntry(
+                text=sentences[sent_id].strip(),
+                passage_ids=pids,
+                entities=[loc.title or title],
+            )
+        )
+
+    doc_ids = list(dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None))
+    passage_ids = list(dict.fromkeys(p for loc in located.values() for p in loc.passage_ids))
+    oracle: list[OracleCall] = []
+    if world is not None:
+        oracle.append(
+            OracleCall(
+                name="search",
+                arguments={"query": question[:MAX_QUERY_CHARS], "k": ORACLE_SEARCH_K},
+            )
+        )
+        for loc in located.values():
+            if loc.doc_id is not None:
+                oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
+        citations = [passage_ref(p) for p in passage_ids[:MAX_CITATIONS]]
+        oracle.append(OracleCall(name="answer", arguments={"text": answer, "citations": citations}))
+    difficulty: dict[str, float | int | str] = {"pages": len(located)}
+    kind = row.get("type")
+    if isinstance(kind, str) and kind:
+        difficulty["type"] = kind
+    return Task(
+        task_id=task_id,
+        question=question,
+        answer=answer,
+        answer_type="yes/no" if answer.casefold() in YES_NO else "span",
+        level=_text(row, "level", where, required=False),
+        evidence=Evidence(
+            doc_ids=doc_ids,
+            passage_ids=passage_ids,
+            titles=[loc.title or title for title, loc in located.items()],
+        ),
+        rubric=rubric,
+        oracle=oracle,
+        difficulty=difficulty,
+        snapshot_id=None if world is None else world.snapshot.snapshot_id,
+        generator=GENERATOR,
+        source="hotpotqa",
+    )
+
+
 def import_hotpotqa(path: str | Path, snapshot: Snapshot | None = None) -> TaskSet:
     """Read HotpotQA questions as a TaskSet; see :func:`import_hotpotqa_report`."""
     return import_hotpotqa_report(path, snapshot)[0]
@@ -410,7 +501,7 @@ def import_hotpotqa_report(
 
     Each task: ``task_id`` = the HotpotQA id, question, answer, ``level`` (HotpotQA's
     easy/medium/hard), ``answer_type`` (``yes/no`` or ``span``), ``difficulty`` = ``{type:
-    bridge|comparison, hops: distinct supporting titles}``, ``evidence.titles`` = the
+    bridge|comparison, pages: distinct supporting titles}``, ``evidence.titles`` = the
     supporting titles in order, and a rubric entry per supporting fact (the sentence, with
     its title as entity).
 
@@ -434,99 +525,7 @@ def import_hotpotqa_report(
         titles = [t for where, row in _iter_rows(path) for t, _ in _supporting_facts(row, where)]
         world = _ClosedWorld(snapshot, titles)
     report = ImportReport()
-    tasks: list[Task] = []
-    for where, row in _iter_rows(path):
-        if "id" not in row and "_id" not in row:
-            raise TaskSetError(f"{where}: no 'id' (or '_id') field; HotpotQA rows carry their id")
-        task_id = _text(row, "id" if "id" in row else "_id", where)
-        question = _text(row, "question", where)
-        answer = _text(row, "answer", where)
-        assert task_id is not None and question is not None and answer is not None
-        facts = _supporting_facts(row, where)
-        paragraphs = context_paragraphs(row) if "context" in row else []
-        if paragraphs is None:
-            raise TaskSetError(
-                f"{where}: 'context' must be {{title: [...], sentences: [[...], ...]}} or "
-                "[[title, [sentences]], ...]"
-            )
-        context: dict[str, list[str]] = {}
-        for title, sentences in paragraphs:
-            context.setdefault(title.strip(), sentences)
-        report.tasks += 1
-        report.supporting_facts += len(facts)
-
-        located: dict[str, _Located] = {}  # per supporting title, in order
-        rubric: list[RubricEntry] = []
-        for title, sent_id in facts:
-            sentences = context.get(title)
-            loc = located.get(title)
-            if loc is None:
-                loc = located[title] = _Located()
-                if world is not None:
-                    loc.doc_id = world.doc_of[title]
-                    if loc.doc_id is None:
-                        report.unresolved_titles.append((task_id, title))
-                    else:
-                        loc.title = world.pages[loc.doc_id].title
-            pids: list[int] = []
-            if world is not None and loc.doc_id is not None:
-                pids, reason = world.locate(loc.doc_id, sentences, sent_id)
-                if reason is not None:
-                    report.unlocated_facts.append((task_id, title, sent_id, reason))
-                loc.passage_ids.extend(p for p in pids if p not in loc.passage_ids)
-            if sentences is None or not 0 <= sent_id < len(sentences):
-                continue  # no sentence text: nothing to put in the rubric
-            rubric.append(
-                RubricEntry(
-                    text=sentences[sent_id].strip(),
-                    passage_ids=pids,
-                    entities=[loc.title or title],
-                )
-            )
-
-        doc_ids = list(
-            dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None)
-        )
-        passage_ids = list(dict.fromkeys(p for loc in located.values() for p in loc.passage_ids))
-        oracle: list[OracleCall] = []
-        if world is not None:
-            oracle.append(
-                OracleCall(
-                    name="search",
-                    arguments={"query": question[:MAX_QUERY_CHARS], "k": ORACLE_SEARCH_K},
-                )
-            )
-            for loc in located.values():
-                if loc.doc_id is not None:
-                    oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
-            citations = [passage_ref(p) for p in passage_ids[:MAX_CITATIONS]]
-            oracle.append(
-                OracleCall(name="answer", arguments={"text": answer, "citations": citations})
-            )
-        difficulty: dict[str, float | int | str] = {"hops": len(located)}
-        kind = row.get("type")
-        if isinstance(kind, str) and kind:
-            difficulty["type"] = kind
-        tasks.append(
-            Task(
-                task_id=task_id,
-                question=question,
-                answer=answer,
-                answer_type="yes/no" if answer.casefold() in YES_NO else "span",
-                level=_text(row, "level", where, required=False),
-                evidence=Evidence(
-                    doc_ids=doc_ids,
-                    passage_ids=passage_ids,
-                    titles=[loc.title or title for title, loc in located.items()],
-                ),
-                rubric=rubric,
-                oracle=oracle,
-                difficulty=difficulty,
-                snapshot_id=None if snapshot is None else snapshot.snapshot_id,
-                generator=GENERATOR,
-                source="hotpotqa",
-            )
-        )
+    tasks = [_hotpot_task(row, where, world, report) for where, row in _iter_rows(path)]
     return _taskset(tasks, f"hotpotqa-{path.stem}", path), report
 
 

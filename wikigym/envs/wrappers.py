@@ -436,14 +436,14 @@ class ManagedContext(_TurnRecorder):
        the observation is over it, reduce in this order, each step oldest first and each only as
        far as needed: (a) leave out the extracts of older turns; (b) shorten older actions to
        their parsed calls (``search({"query": ...})``), cut to ``compact_action_chars``;
-       (c) cut cited passages to ``sentence_chars``; (d) cut the last ``keep_last`` results at
-       the end (all to one common length, with a marker), down to ``min_result_chars``. Only if
-       the question, actions and cited passages leave less room than that: (e) leave out whole
-       older turns (actions too), then cited passages, oldest first; then cut the recent results
-       below ``min_result_chars``; (f) keep only the ``Question:`` part of the first
-       observation; (g) cut the observation to the budget. Budgets below the first
-       observation's size reach (f): size them above it (plus ~100 characters per turn for
-       the actions).
+       (c) cut the last ``keep_last`` results at the end (all to one common length, with a
+       marker), down to ``min_result_chars``; (d) cut cited passages to ``sentence_chars``;
+       (e) leave out whole older turns (their actions too), then cited passages; then cut the
+       recent results below ``min_result_chars``; (f) keep only the ``Question:`` part of the
+       first observation; (g) cut the observation to the budget. Steps (d) to (g) happen only
+       when the question, the actions, the cited passages and ``min_result_chars`` of the
+       latest result do not fit: budgets below the first observation's size reach (f); size
+       them above it plus ~100 characters per turn for the actions.
 
     Args:
         env: A text env whose observations are :mod:`wikigym.envs.tools` outputs.
@@ -456,8 +456,8 @@ class ManagedContext(_TurnRecorder):
         compact_action_chars: Longest shortened action (rule 4b).
         max_fact_chars: Longest cited passage text.
         sentence_chars: Longest extract sentence.
-        min_result_chars: What the latest results keep before whole old turns are left out
-            (rule 4e).
+        min_result_chars: What the latest results keep before cited passages are cut and
+            whole old turns left out (rule 4d, 4e).
 
     Raises:
         ValueError: No budget, a budget under 200 characters / 50 tokens, ``budget_tokens``
@@ -689,14 +689,13 @@ class ManagedContext(_TurnRecorder):
         ops: list[Callable[[_Plan], None]] = []
         ops += [lambda p, i=i: p.dropped_results.add(i) for i in older]
         ops += [lambda p, i=i: p.compact_actions.add(i) for i in older]
-        ops += [lambda p, j=j: p.clipped_facts.add(j) for j in range(len(facts))]
         found = self._first_fitting(_Plan(), ops, render)
         if found is not None:
             return found[1]
         plan = _Plan()
         for op in ops:
             op(plan)
-        # (d) cut the recent results, to no less than the floor, to the longest that fits.
+        # (c) cut the recent results, to no less than the floor, to the longest that fits.
         longest = max(
             (len(self._turns[i].result) for i in range(n) if extracts[i] is None), default=0
         )
@@ -705,10 +704,11 @@ class ManagedContext(_TurnRecorder):
         if cap is not None:
             plan.recent_cap = cap
             return render(plan)
-        # (e) with the recent results at the floor: leave out whole older turns, then cited
-        # passages; then cut the recent results below the floor.
+        # (d), (e) with the recent results at the floor: cut cited passages, leave out whole
+        # older turns, then cited passages; then cut the recent results below the floor.
         plan.recent_cap = floor
         ops2: list[Callable[[_Plan], None]] = []
+        ops2 += [lambda p, j=j: p.clipped_facts.add(j) for j in range(len(facts))]
         ops2 += [lambda p, i=i: p.dropped_turns.add(i) for i in older]
         ops2 += [lambda p, j=j: p.dropped_facts.add(j) for j in range(len(facts))]
         found = self._first_fitting(plan, ops2, render)
