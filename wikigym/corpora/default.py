@@ -13,6 +13,7 @@ from wikigym.errors import BuildError
 
 DEFAULT_ARTICLES = 3000
 DEFAULT_SEED = 0
+MIN_WORLD_ARTICLES = 50
 
 
 def cache_dir() -> Path:
@@ -39,8 +40,11 @@ def build_world_snapshot(
     """
     from wikigym.corpora.world import WorldConfig, generate_world
 
-    if articles < 10:
-        raise BuildError(f"a synthetic world needs at least 10 articles, got {articles}")
+    if articles < MIN_WORLD_ARTICLES:
+        raise BuildError(
+            f"a synthetic world needs at least {MIN_WORLD_ARTICLES} articles (one of every "
+            f"entity type), got {articles}"
+        )
     out = Path(out).resolve()
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")

@@ -1,0 +1,104 @@
+"""The ``wikigym eval`` subcommand (registered by :func:`add_parser`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wikigym.eval.agents import AGENT_SPECS, EvalError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``eval`` on the ``wikigym`` subparsers."""
+    p = sub.add_parser(
+        "eval",
+        help="run an agent on a TaskSet and write a report (success, F1, steps by level)",
+        description=(
+            "Run episodes of WikiSearch-v0 with an agent, record replayable trajectories into "
+            "REPORT/trajectories/, and write REPORT/summary.json (deterministic), "
+            "REPORT/episodes.jsonl, REPORT/report.md and PNG plots."
+        ),
+    )
+    p.add_argument("--tasks", type=Path, required=True, help="TaskSet file (.jsonl or .parquet)")
+    p.add_argument(
+        "--corpus", type=Path, default=None, help="snapshot directory (default: the default world)"
+    )
+    p.add_argument(
+        "--agent", required=True, help=f"one of: {', '.join(AGENT_SPECS)}", metavar="AGENT"
+    )
+    p.add_argument(
+        "--episodes", type=int, default=None, help="episodes to run (default: one per task)"
+    )
+    p.add_argument("--report", type=Path, default=Path("eval-report"), help="report folder")
+    p.add_argument("--max-steps", type=int, default=12, help="step budget per episode")
+    p.add_argument("--seed", type=int, default=0, help="base seed (episode i resets with seed+i)")
+    p.add_argument(
+        "--python", choices=["off", "auto", "unsafe"], default="off", help="python tool mode"
+    )
+    p.add_argument("--reward", default="binary", help="reward preset (binary, f1, shaped)")
+    p.add_argument("--model", default=None, help="model name for openai:URL agents")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="per-request timeout (s) for openai:URL"
+    )
+    p.add_argument(
+        "--max-new-tokens", type=int, default=512, help="generation budget per turn (models)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_eval)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run the evaluation; exit 1 when the oracle fails a task (a synthesizer bug)."""
+    from wikigym.eval.agents import make_agent
+    from wikigym.eval.report import write_report
+    from wikigym.eval.runner import run_eval
+
+    agent = make_agent(
+        args.agent,
+        seed=args.seed,
+        model=args.model,
+        timeout_s=args.timeout,
+        max_new_tokens=args.max_new_tokens,
+    )
+    done = [0, 0]
+
+    def progress(record: object) -> None:
+        done[0] += 1
+        done[1] += bool(getattr(record, "success", False))
+        if not args.quiet and (done[0] % 25 == 0):
+            print(f"eval: {done[0]} episodes, {done[1]} solved", file=sys.stderr, flush=True)
+
+    run = run_eval(
+        agent,
+        args.tasks,
+        args.report,
+        agent_name=args.agent,
+        corpus=args.corpus,
+        episodes=args.episodes,
+        max_steps=args.max_steps,
+        seed=args.seed,
+        python=args.python,
+        reward=args.reward,
+        on_episode=progress,
+    )
+    summary = write_report(run, args.report)
+    overall = summary["overall"]
+    for level, s in summary["levels"].items():
+        print(
+            f"{level:>10}: {s['episodes']:5d} episodes, success {s['success_rate']:.3f}, "
+            f"F1 {s['mean_f1']:.3f}, steps {s['mean_steps']:.2f}, "
+            f"tool errors {s['tool_error_rate']:.3f}"
+        )
+    print(
+        f"{'overall':>10}: {overall['episodes']:5d} episodes, success "
+        f"{overall['success_rate']:.3f}; report in {args.report}"
+    )
+    failures = summary.get("oracle_failures", [])
+    if failures:
+        shown = ", ".join(failures[:5]) + (" ..." if len(failures) > 5 else "")
+        raise EvalError(
+            f"the oracle failed {len(failures)} task(s) ({shown}): the synthesizer produced "
+            f"tasks its own oracle cannot solve; see {args.report / 'report.md'}"
+        )
+    return 0

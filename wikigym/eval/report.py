@@ -1,0 +1,203 @@
+"""``summary.json``, ``episodes.jsonl``, ``report.md`` and plots of an evaluation run.
+
+``summary.json`` and ``episodes.jsonl`` hold no timings and no paths outside the report
+folder, so the same inputs give byte-identical files; timings go to ``report.md`` only.
+Rates are rounded to 6 decimals.
+
+Per level (and overall): ``episodes``, ``success_rate`` (exact match with the answer or an
+alias), ``mean_f1``, ``mean_steps``, ``tool_error_rate`` (steps whose action produced a
+tool or parse error, over all steps), ``truncation_rate``, ``mean_reward``,
+``hallucinations`` (per type: total count) and ``tool_errors`` (per code: total count).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from wikigym.eval.runner import HALLUCINATION_TYPES, EpisodeRecord, EvalRun
+
+FORMAT = "wikigym.eval/1"
+LEVEL_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "phd")
+PLOTS: tuple[str, ...] = (
+    "success_by_level.png",
+    "f1_by_level.png",
+    "steps_by_level.png",
+    "tool_errors_by_level.png",
+    "hallucinations.png",
+)
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6) + 0.0
+
+
+def ordered_levels(levels: Iterable[str]) -> list[str]:
+    """Known levels in difficulty order, then the others alphabetically."""
+    present = set(levels)
+    known = [lv for lv in LEVEL_ORDER if lv in present]
+    return known + sorted(present - set(LEVEL_ORDER))
+
+
+def level_stats(records: list[EpisodeRecord]) -> dict[str, Any]:
+    """The statistics of a group of episodes (see the module docstring)."""
+    n = len(records)
+    steps = sum(r.steps for r in records)
+    tool_errors: dict[str, int] = {}
+    for r in records:
+        for code, count in r.tool_errors.items():
+            tool_errors[code] = tool_errors.get(code, 0) + count
+    return {
+        "episodes": n,
+        "successes": sum(r.success for r in records),
+        "success_rate": _r(sum(r.success for r in records) / n) if n else 0.0,
+        "mean_f1": _r(sum(r.f1 for r in records) / n) if n else 0.0,
+        "mean_steps": _r(steps / n) if n else 0.0,
+        "tool_error_rate": _r(sum(r.steps_with_tool_error for r in records) / steps)
+        if steps
+        else 0.0,
+        "truncation_rate": _r(sum(r.truncated for r in records) / n) if n else 0.0,
+        "mean_reward": _r(sum(r.reward for r in records) / n) if n else 0.0,
+        "hallucinations": {
+            h: sum(r.hallucinations.get(h, 0) for r in records) for h in HALLUCINATION_TYPES
+        },
+        "tool_errors": dict(sorted(tool_errors.items())),
+    }
+
+
+def summarize(run: EvalRun) -> dict[str, Any]:
+    """The content of ``summary.json``."""
+    levels = ordered_levels(r.level for r in run.records)
+    summary: dict[str, Any] = {
+        "format": FORMAT,
+        "agent": run.agent,
+        "snapshot_id": run.snapshot_id,
+        "taskset_id": run.taskset_id,
+        "seed": run.seed,
+        "max_steps": run.max_steps,
+        "reward": run.reward,
+        "levels": {lv: level_stats([r for r in run.records if r.level == lv]) for lv in levels},
+        "overall": level_stats(run.records),
+    }
+    if run.agent == "oracle":
+        summary["oracle_failures"] = [r.task_id for r in run.records if not r.success]
+    return summary
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def _plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    levels = list(summary["levels"])
+    stats = summary["levels"]
+    paths = []
+    bars = [
+        ("success_by_level.png", "success_rate", "success rate", (0.0, 1.0)),
+        ("f1_by_level.png", "mean_f1", "mean F1", (0.0, 1.0)),
+        ("steps_by_level.png", "mean_steps", "mean steps", None),
+        ("tool_errors_by_level.png", "tool_error_rate", "tool-error rate (per step)", (0.0, 1.0)),
+    ]
+    for name, key, label, ylim in bars:
+        fig, ax = plt.subplots(figsize=(5, 3.2), dpi=100)
+        values = [stats[lv][key] for lv in levels]
+        ax.bar(levels, values, color="#4c72b0")
+        for x, v in enumerate(values):
+            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
+        ax.set_ylabel(label)
+        ax.set_xlabel("level")
+        ax.set_title(f"{label} by level ({summary['agent']})", fontsize=9)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        fig.tight_layout()
+        fig.savefig(out_dir / name, metadata={"Software": None})
+        plt.close(fig)
+        paths.append(out_dir / name)
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    width = 0.8 / max(len(levels), 1)
+    for i, lv in enumerate(levels):
+        counts = [stats[lv]["hallucinations"][h] for h in HALLUCINATION_TYPES]
+        ax.bar([x + i * width for x in range(len(HALLUCINATION_TYPES))], counts, width, label=lv)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(HALLUCINATION_TYPES))])
+    ax.set_xticklabels([h.replace("_", "\n") for h in HALLUCINATION_TYPES], fontsize=8)
+    ax.set_ylabel("count")
+    ax.set_title(f"hallucinations by type ({summary['agent']})", fontsize=9)
+    if levels:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_dir / "hallucinations.png", metadata={"Software": None})
+    plt.close(fig)
+    paths.append(out_dir / "hallucinations.png")
+    return paths
+
+
+def _markdown(summary: dict[str, Any], run: EvalRun) -> str:
+    lines = [
+        f"# wikigym eval: {summary['agent']}",
+        "",
+        f"- snapshot: `{summary['snapshot_id'][:16]}`, TaskSet: `{run.taskset_name}` "
+        f"(`{summary['taskset_id'][:16]}`)",
+        f"- episodes: {summary['overall']['episodes']}, seed {summary['seed']}, "
+        f"max steps {summary['max_steps']}, reward `{summary['reward']}`",
+        f"- wall time: {run.seconds:.1f} s "
+        f"({run.seconds / max(len(run.records), 1):.2f} s per episode)",
+        "",
+        "| level | episodes | success | mean F1 | mean steps | tool-error rate | truncated |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows = [*summary["levels"].items(), ("**overall**", summary["overall"])]
+    for lv, s in rows:
+        lines.append(
+            f"| {lv} | {s['episodes']} | {s['success_rate']:.3f} | {s['mean_f1']:.3f} | "
+            f"{s['mean_steps']:.2f} | {s['tool_error_rate']:.3f} | {s['truncation_rate']:.3f} |"
+        )
+    lines += ["", "## Hallucinations (counts)", "", "| level | " + " | ".join(HALLUCINATION_TYPES)]
+    lines.append("|---" + "|---:" * len(HALLUCINATION_TYPES) + "|")
+    for lv, s in rows:
+        counts = " | ".join(str(s["hallucinations"][h]) for h in HALLUCINATION_TYPES)
+        lines.append(f"| {lv} | {counts} |")
+    lines += ["", "## Plots", ""]
+    lines += [f"![{p[:-4]}]({p})" for p in PLOTS]
+    failed = [r for r in run.records if not r.success]
+    if run.agent == "oracle" and failed:
+        lines += [
+            "",
+            f"## ORACLE FAILURES ({len(failed)}): synthesizer bugs",
+            "",
+            "The oracle replays each task's own trajectory; every failure below means the task's "
+            "oracle, answer or evidence is inconsistent with the snapshot.",
+            "",
+        ]
+    elif failed:
+        lines += ["", f"## Unsolved episodes ({len(failed)}, first 50)", ""]
+    for r in failed[:50] if run.agent != "oracle" else failed:
+        lines.append(
+            f"- `{r.task_id}` ({r.level}): answered {r.answer!r}, expected {r.golds[0]!r}; "
+            f"{r.steps} steps{', truncated' if r.truncated else ''}; [trajectory]({r.trajectory})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run: EvalRun, out_dir: str | Path) -> dict[str, Any]:
+    """Write ``summary.json``, ``episodes.jsonl``, ``report.md`` and the plots.
+
+    Returns:
+        The summary (as written to ``summary.json``).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = summarize(run)
+    (out_dir / "summary.json").write_text(_dump(summary), encoding="utf-8")
+    with (out_dir / "episodes.jsonl").open("w", encoding="utf-8") as f:
+        for r in run.records:
+            f.write(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
+    _plots(summary, out_dir)
+    (out_dir / "report.md").write_text(_markdown(summary, run), encoding="utf-8")
+    return summary
