@@ -12,7 +12,7 @@ constructs, a small stack-based scanner:
 2. templates ``{{...}}`` (nested): dropped, except a few inline content templates
    (``{{convert}}``, ``{{lang}}``, ``{{nowrap}}``, dates, ...) that become their text;
    the infobox and disambiguation templates are recorded on the way;
-3. tables ``{| ... |}`` (nested) are dropped;
+3. tables ``{| ... |}`` (nested; also indented ``:{|`` and mid-line ones) are dropped;
 4. wikilinks ``[[...]]`` (nested, e.g. links inside file captions): main-namespace links
    become their anchor wrapped in private-use marker characters so that later passes can
    move text around and the final offsets are read off the finished text; files,
@@ -30,7 +30,12 @@ Choices worth knowing:
 * Sections titled like References, External links, See also, Notes, Further reading,
   Bibliography, Sources, Citations, Footnotes (and their German counterparts) are dropped
   with their subsections, as are sections without text.
-* Unbalanced ``{{``, ``}}``, ``[[`` and ``]]`` are dropped (the text around them is kept).
+* Unbalanced ``{{``, ``}}``, ``[[`` and ``]]`` are dropped (the text around them is kept);
+  an unclosed comment hides the rest of the page (as in MediaWiki).
+* Wikitext that was XML-escaped twice (``&lt;ref&gt;`` and no ``<`` at all) is unescaped first.
+* Link targets: fragment dropped, ``_`` to space, whitespace collapsed, first letter upper;
+  links to files, categories, other namespaces, other wikis and languages give no
+  :class:`Link` (categories are recorded, file and language links vanish with their text).
 * Nesting deeper than :data:`MAX_DEPTH` is dropped wholesale, which keeps every pass linear.
 """
 

@@ -79,6 +79,7 @@ def make_agent(
     model: str | None = None,
     timeout_s: float = 120.0,
     max_new_tokens: int = 512,
+    max_steps: int = 12,
 ) -> Agent:
     """Build an agent from its command-line spec.
 
@@ -90,6 +91,7 @@ def make_agent(
         model: Model name sent to an OpenAI-compatible endpoint (default: ``default``).
         timeout_s: Per-request timeout of the OpenAI agent.
         max_new_tokens: Generation budget per turn of model-driven agents.
+        max_steps: The env's step budget (the heuristic answers before it is spent).
 
     Raises:
         EvalError: An unknown spec (the message lists the accepted forms).
@@ -99,7 +101,7 @@ def make_agent(
     if spec == "heuristic":
         from wikigym.eval.heuristic import HeuristicAgent
 
-        return HeuristicAgent()
+        return HeuristicAgent(max_steps=max_steps)
     kind, _, target = spec.partition(":")
     if kind == "openai" and target:
         from wikigym.eval.openai_agent import OpenAIAgent

@@ -60,6 +60,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         model=args.model,
         timeout_s=args.timeout,
         max_new_tokens=args.max_new_tokens,
+        max_steps=args.max_steps,
     )
     done = [0, 0]
 

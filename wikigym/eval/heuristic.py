@@ -1,0 +1,441 @@
+"""A no-LLM search baseline: the difficulty calibrator of the task levels.
+
+It reads only the question (from the task prompt) and the observations; it never receives
+the :class:`~wikigym.envs.tasks.Task` (the runner passes ``None`` to unprivileged agents).
+
+Plan, for a question such as "What is the population of the birthplace of X?":
+
+1. Split the question into a subject (a name) and a chain of relations, innermost first
+   ("birthplace", then "population"), and guess the answer type from the question words
+   (a date for "when", a number for "how many" or "population", else an entity or a
+   word).
+2. Search with the question; take the result title that the question names (the longest),
+   else open the question's longest capitalised phrase.
+3. For each relation: open the current page, score its sentences by the relation's cue
+   words, and extract from the best sentence a value of the expected type (a linked page
+   title for entities, an ISO date, a number without separators). The extracted entity is
+   the page of the next hop.
+4. Answer the last value, citing the passage it came from.
+
+Nothing here knows the answers: questions whose subject is described rather than named,
+which constrain several attributes, or which hide numbers, defeat it, which is the point.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass, field
+
+from wikigym.envs.tasks import Task
+from wikigym.eval.agents import tool_call
+
+MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(m.capitalize() for m in MONTHS) + r") (\d{3,4})\b")
+_YEAR = re.compile(r"\b(\d{3,4})\b")
+_NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+_CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'’-]*)*")
+_SEARCH_HIT = re.compile(r"^\d+\. \[p(\d+)\] (.*) \(d(\d+)\)$")
+_PAGE_HEAD = re.compile(r"^# (.*?) \(d(\d+)\)")
+_PASSAGE = re.compile(r"^\[p(\d+)\] (.*)$")
+_SIMILAR = re.compile(r"Similar titles: (.*?)\. Use search")
+_MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
+_WORD = re.compile(r"[a-z0-9]+")
+
+STOPWORDS = frozenset(
+    "a an the of in on at to for by with from and or is was are were be been did does do "
+    "what which who whom whose where when how many much that this these those it its as "
+    "into than then there their his her he she they".split()
+)
+
+# Question words -> phrases that state the relation in prose (plain English knowledge).
+CUES: dict[str, tuple[str, ...]] = {
+    "born": ("born", "birth"),
+    "birthplace": ("born", "birth"),
+    "birth": ("born", "birth"),
+    "die": ("died", "death"),
+    "died": ("died", "death"),
+    "death": ("died", "death"),
+    "located": ("located in", "is a city in", "is a mountain in", "is a town in", " in "),
+    "country": ("located in", "is a city in", "is a mountain in", "citizen", "nationality"),
+    "capital": ("capital",),
+    "founded": ("founded", "established", "dates from", "first settlement"),
+    "founder": ("founded by", "founder", "established by", "formed by"),
+    "founding": ("founded", "established", "dates from"),
+    "headquartered": ("headquarters", "headquartered", "campus", "based in"),
+    "headquarters": ("headquarters", "headquartered", "campus", "based in"),
+    "wrote": ("wrote", "written by", "author"),
+    "author": ("wrote", "written by", "author"),
+    "directed": ("directed", "director"),
+    "director": ("directed", "director"),
+    "population": ("population", "people live", "inhabitants"),
+    "spouse": ("married", "spouse"),
+    "married": ("married", "spouse"),
+    "nationality": ("citizen", "nationality", "national of"),
+    "mayor": ("mayor",),
+    "elevation": ("metres above", "rises to", "elevation"),
+    "length": ("length", "kilometres long"),
+    "educated": ("educated", "studied", "attended"),
+    "employer": ("joined", "worked for", "employed", "employer"),
+    "publication": ("released in", "published in", "first released", "appeared in"),
+    "area": ("square kilometres", "area"),
+    "award": ("received", "awarded"),
+    "received": ("received", "awarded"),
+    "language": ("written in", "language"),
+    "publisher": ("publisher", "published by"),
+    "production": ("produced by",),
+    "ceo": ("chief executive",),
+    "executive": ("chief executive",),
+    "range": ("part of",),
+    "twinned": ("twinned",),
+    "member": ("played in", "member"),
+    "label": ("record label",),
+    "performer": ("album by", "performed by", "single by"),
+    "organiser": ("organised by", "organized by"),
+    "mouth": ("reaches the sea", "mouth"),
+    "flows": ("flows through", "passes"),
+    "ascent": ("first ascent",),
+    "currency": ("currency",),
+    "independence": ("independence",),
+    "employees": ("employs", "employees"),
+    "attendance": ("visitors", "attendance"),
+    "casualties": ("casualties",),
+    "speakers": ("speakers",),
+    "occupation": (" is a ", " is an ", " was a ", " was an "),
+    "instance": (" is a ", " is an ", " was a ", " was an "),
+    "genre": (" is a ", " is an ", " was a ", " was an ", "work of"),
+    "industry": (" is a ", " is an "),
+    "date": ("held on", "fought on", "concluded on", "signed on", "took place on"),
+}
+_NUMBER_WORDS = frozenset(
+    "population area elevation length employees attendance casualties speakers height "
+    "many much number".split()
+)
+_YEAR_WORDS = frozenset("year founded founding established publication ascent".split())
+_DATE_WORDS = frozenset("date born die died birth death independence".split())
+_KIND_WORDS = frozenset("occupation instance genre industry type kind field".split())
+_KIND_TAIL = re.compile(r"\s+(band|company|record|album|group|ensemble)$")
+_KIND_PHRASE = re.compile(
+    r"\b(?:is|was) (?:a work of |an? )([a-z][a-z -]*?)(?=[.,;]| located| in | by | of | with |$)"
+)
+_GENERIC_KINDS = frozenset("film album novel band company record work book single".split())
+_MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One relation of the chain: its words, cue phrases and the answer type it yields."""
+
+    words: tuple[str, ...]
+    cues: tuple[str, ...]
+    kind: str  # entity | date | year | number | word
+
+
+@dataclass
+class Plan:
+    """What the question asks, as far as the heuristic can tell."""
+
+    subject: str
+    hops: list[Hop] = field(default_factory=list)
+
+
+def question_of(prompt: str) -> str:
+    """The question in a WikiSearch task prompt (the text after the last ``Question:``)."""
+    at = prompt.rfind("Question:")
+    return prompt[at + len("Question:") :].strip() if at >= 0 else prompt.strip()
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _hop(phrase: str, qword: str) -> Hop:
+    words = tuple(w for w in _words(phrase) if w not in STOPWORDS)
+    cues: list[str] = []
+    for w in words:
+        cues.extend(CUES.get(w, ()))
+    if not cues:  # the relation's own words (4-letter stems) stand in for its cue phrases
+        cues = [w[:5] for w in words if len(w) > 3]
+    ws = set(words)
+    if qword in ("who", "where"):
+        kind = "entity"
+        if qword == "who" and ws & {"founded", "established"}:
+            cues = ["founded by", "founder", "established by", "formed by"]
+    elif qword == "when" and ws & {"born", "die", "died"}:
+        kind = "date"
+    elif ws & _DATE_WORDS and "date" in ws:
+        kind = "date"
+    elif ws & _YEAR_WORDS or (qword == "when" and not ws & _DATE_WORDS):
+        kind = "year" if "date" not in ws else "date"
+    elif ws & _NUMBER_WORDS or qword == "how":
+        kind = "number"
+    elif ws & _KIND_WORDS:
+        kind = "word"
+    else:
+        kind = "entity"
+    return Hop(words=words, cues=tuple(dict.fromkeys(cues)), kind=kind)
+
+
+_SUBJECT = re.compile(
+    r"[A-Z][\w'’-]*(?:(?:,?\s+(?:(?:of|the|from|in|to|and|on|at|for|a|an|de|von|van)\s+)*)"
+    r"[A-Z0-9][\w'’-]*)*(?:\s+\([^)]*\))?"
+)
+_QWORDS = frozenset("what who where when which in how".split())
+
+
+def guess_subject(question: str) -> str:
+    """The longest name-like phrase of the question (capitalised words, qualifiers)."""
+    spans = []
+    for m in _SUBJECT.finditer(question):
+        span = m.group(0).strip()
+        first, _, rest = span.partition(" ")
+        if first.lower() in _QWORDS:  # "What", "In which": not part of a name
+            span = rest.strip()
+            if not span or not span[0].isupper():
+                continue
+        spans.append(span)
+    return max(spans, key=len) if spans else question
+
+
+def analyse(question: str, subject: str | None = None) -> Plan:
+    """Split a question into its subject and relation chain (innermost relation first).
+
+    Args:
+        question: The question text.
+        subject: The subject when already known (a page title the question names);
+            guessed from the capitalised phrases otherwise.
+    """
+    q = question.strip().rstrip("?").strip()
+    qword = q.split(" ", 1)[0].lower() if q else ""
+    if subject is None or subject.lower() not in q.lower():
+        subject = guess_subject(q)
+    at = q.lower().find(subject.lower())
+    rest = (q[:at] + " " + q[at + len(subject) :]).strip() if at >= 0 else q
+    # "What is the A of the B of X" -> ["B", "A"]: the phrases between the "of the"s.
+    m = re.match(r"^(?:what|which|who|where|when)\s+(?:is|was|are|were)\s+the\s+(.*?)\s*$", rest, re.I)
+    hops: list[Hop] = []
+    if m:
+        chain = re.sub(r"\s+of$", "", m.group(1).strip())
+        parts = [p for p in re.split(r"\s+of\s+the\s+", chain) if p.strip()]
+        for i, part in enumerate(reversed(parts)):
+            hops.append(_hop(part, qword if i == len(parts) - 1 else "which"))
+    if not hops:
+        hops = [_hop(rest, qword)]
+    return Plan(subject=subject, hops=hops)
+
+
+# ---- observation parsing ------------------------------------------------------------------
+@dataclass
+class PageView:
+    """An ``open`` result: title, passages (id, text) and link titles."""
+
+    title: str
+    passages: list[tuple[int, str]]
+    links: list[str]
+    next_part: int | None
+
+
+def parse_search(obs: str) -> list[tuple[int, str]]:
+    """(passage id, page title) of each search hit, best first."""
+    out = []
+    for line in obs.splitlines():
+        if m := _SEARCH_HIT.match(line):
+            out.append((int(m.group(1)), m.group(2)))
+    return out
+
+
+def parse_page(obs: str) -> PageView | None:
+    """The page in an ``open`` result, or None when the observation is not a page."""
+    lines = obs.splitlines()
+    if not lines or not (head := _PAGE_HEAD.match(lines[0])):
+        return None
+    passages: list[tuple[int, str]] = []
+    links: list[str] = []
+    for line in lines[1:]:
+        if m := _PASSAGE.match(line):
+            passages.append((int(m.group(1)), m.group(2)))
+        elif line.startswith("Links: "):
+            links = [x.strip() for x in line[7:].removesuffix(" ...").split(";") if x.strip()]
+        elif line.startswith(("## ", "... (part")):
+            continue
+        elif passages and line.strip():
+            pid, text = passages[-1]
+            passages[-1] = (pid, f"{text}\n{line}")
+    more = _MORE_PARTS.search(obs)
+    return PageView(head.group(1), passages, links, int(more.group(1)) if more else None)
+
+
+def _surfaces(title: str) -> list[str]:
+    """How a linked title may read in prose: itself, without qualifiers or a 'language' tail."""
+    forms = [title, re.sub(r"\s*\(.*\)$", "", title), title.split(",")[0]]
+    forms += [f.removesuffix(" language") for f in forms]
+    return [f for f in dict.fromkeys(forms) if f]
+
+
+def _iso(m: re.Match[str]) -> str:
+    return f"{int(m.group(3)):04d}-{MONTHS.index(m.group(2).lower()) + 1:02d}-{int(m.group(1)):02d}"
+
+
+def _nearest(cands: list[tuple[int, str]], at: int) -> str | None:
+    """The candidate whose position is closest to the cue (after it on ties)."""
+    if not cands:
+        return None
+    return min(cands, key=lambda c: (abs(c[0] - at), c[0] < at))[1]
+
+
+def extract(sentence: str, cue_at: int, hop: Hop, page: PageView) -> str | None:
+    """A value of the hop's type in ``sentence``, nearest to the cue at ``cue_at``."""
+    if hop.kind == "date":
+        dates = [(m.start(), _iso(m)) for m in _DATE.finditer(sentence)]
+        if dates:
+            return _nearest(dates, cue_at)
+        return _nearest([(m.start(), m.group(1)) for m in _YEAR.finditer(sentence)], cue_at)
+    if hop.kind == "year":
+        return _nearest([(m.start(), m.group(1)) for m in _YEAR.finditer(sentence)], cue_at)
+    if hop.kind == "number":
+        spans = [(d.start(), d.end()) for d in _DATE.finditer(sentence)]
+        nums = [
+            (m.start(), m.group(0).replace(",", ""))
+            for m in _NUMBER.finditer(sentence)
+            if not any(a <= m.start() < b for a, b in spans)
+        ]
+        return _nearest(nums, cue_at)
+    if hop.kind == "word":
+        m = _KIND_PHRASE.search(sentence)
+        return None if m is None else _KIND_TAIL.sub("", m.group(1).strip())
+    own = set(_words(page.title))
+    cands: list[tuple[int, str]] = []
+    for title in page.links:
+        if set(_words(title)) <= own:
+            continue
+        for form in _surfaces(title):
+            at = sentence.find(form)
+            if at >= 0:
+                cands.append((at, title))
+                break
+    if not cands:
+        for m in _CAPS.finditer(sentence):
+            span = m.group(0).strip()
+            if m.start() > 0 and span not in _MONTH_NAMES and not set(_words(span)) <= own:
+                cands.append((m.start(), span))
+    return _nearest(cands, cue_at)
+
+
+def _cue_pattern(cue: str) -> re.Pattern[str]:
+    """A cue as a pattern: whole words (so "died" does not match "studied")."""
+    if cue.strip() != cue:  # spaced cues (" is a ") match as written
+        return re.compile(re.escape(cue))
+    return re.compile(r"(?<![a-z0-9])" + re.escape(cue) + r"(?![a-z0-9])")
+
+
+def _quality(value: str, hop: Hop, page: PageView) -> int:
+    """How much a value looks like the answer type (ties between equally cued sentences)."""
+    if hop.kind == "date":  # a full date beats a bare year ("(born 1939)")
+        return int("-" in value)
+    if hop.kind == "entity":  # a linked page beats a capitalised phrase
+        return int(value in page.links)
+    if hop.kind == "word":  # "a musical film" beats "a film"
+        return int(value not in _GENERIC_KINDS)
+    return 0
+
+
+def best_value(page: PageView, hop: Hop) -> tuple[str, int] | None:
+    """(value, passage id) from the page's sentence that best states the hop's relation."""
+    best: tuple[int, int, int, str, int] | None = None  # (-score, -quality, order, value, pid)
+    order = 0
+    for pid, text in page.passages:
+        for sentence in _SENTENCE.split(text.replace("\n", ". ")):
+            order += 1
+            low = sentence.lower()
+            hits = [m.start() for c in hop.cues if (m := _cue_pattern(c).search(low))]
+            if not hits:
+                continue
+            value = extract(sentence, min(hits), hop, page)
+            if value is None:
+                continue
+            quality = _quality(value, hop, page)
+            key = (-len(hits), -quality, order, value, pid)
+            if best is None or key < best:
+                best = key
+    return None if best is None else (best[3], best[4])
+
+
+class HeuristicAgent:
+    """Search, open the named page, follow the relation chain, answer the best candidate.
+
+    Args:
+        max_steps: The env's step budget; the agent answers before it is spent.
+    """
+
+    privileged = False
+    name = "heuristic"
+
+    def __init__(self, max_steps: int = 12) -> None:
+        self.max_steps = max_steps
+        self._plan: Generator[str, str, None] | None = None
+        self._steps = 0
+        self._guess: tuple[str, list[str]] = ("unknown", [])
+
+    def reset(self, task_prompt: str, task: Task | None) -> None:
+        # The task is deliberately ignored: the baseline sees only the question.
+        self._plan = self._run(question_of(task_prompt))
+        self._steps = 0
+        self._guess = ("unknown", [])
+        next(self._plan)
+
+    def act(self, observation: str) -> str:
+        self._steps += 1
+        if self._plan is None or self._steps >= self.max_steps:
+            return self._answer()
+        try:
+            return self._plan.send(observation)
+        except StopIteration:
+            self._plan = None
+            return self._answer()
+
+    def _answer(self) -> str:
+        text, cites = self._guess
+        return tool_call("answer", {"text": text, "citations": cites})
+
+    def _run(self, question: str) -> Generator[str, str, None]:
+        yield ""  # primed by reset(); the first send() carries the task prompt
+        obs = yield tool_call("search", {"query": question, "k": 10})
+        low_q = question.lower()
+        named = [t for _, t in parse_search(obs) if t.lower() in low_q]
+        plan = analyse(question, max(named, key=len) if named else None)
+        entity = plan.subject
+        for i, hop in enumerate(plan.hops):
+            page = None
+            part = 1
+            while True:
+                args: dict[str, object] = {"page": entity}
+                if part > 1:
+                    args["part"] = part
+                obs = yield tool_call("open", args)
+                view = parse_page(obs)
+                if view is None:
+                    similar = _SIMILAR.search(obs)
+                    if part == 1 and similar and entity != similar.group(1).split("; ")[0]:
+                        entity = similar.group(1).split("; ")[0]
+                        continue
+                    break
+                page = view if page is None else PageView(
+                    page.title, page.passages + view.passages, page.links or view.links,
+                    view.next_part,
+                )  # fmt: skip
+                found = best_value(page, hop)
+                if found is not None or view.next_part is None or part >= 3:
+                    break
+                part = view.next_part
+            if page is None:
+                return
+            found = best_value(page, hop)
+            if found is None:
+                return
+            value, pid = found
+            self._guess = (value, [f"p{pid}"])
+            if i < len(plan.hops) - 1:
+                entity = value

@@ -1,0 +1,229 @@
+"""A tiny local chat model for tests, benchmarks and offline smoke runs.
+
+:func:`build_tiny_model` writes, into one directory, everything ``from_pretrained`` needs:
+
+- a byte-level BPE tokenizer trained here (``tokenizers``) on text the project generates: the
+  default world's passages, the tool descriptions and schemas, the oracle trajectories of the
+  default TaskSet rendered as chats, and Calc-v0 problems. It carries the Qwen special tokens
+  (``<|im_start|>``, ``<|im_end|>``, ``<|endoftext|>``; ``<tool_call>``, ``</tool_call>``,
+  ``<tool_response>``, ``</tool_response>``, ``<think>``, ``</think>`` as added non-special
+  tokens, as in Qwen3, so they survive decoding and ``parse_response`` can find them) and TRL's
+  Qwen3 chat template (``trl.chat_template_utils.qwen3_chat_template``, which renders tools), so
+  TRL recognises it and ``add_response_schema`` makes tool calls parseable;
+- a random-weight ``Qwen3ForCausalLM`` (2 layers, hidden size 64, tied embeddings), saved with
+  ``save_pretrained``.
+
+Nothing is downloaded. The build is deterministic (same ``seed`` and options, same files) and
+cached: a directory that already holds a complete build with the same recipe is returned as is.
+Pass the directory *path* to TRL (with ``beta > 0`` it rebuilds the reference model from it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from wikigym.errors import WikigymError
+
+RECIPE_VERSION = 1
+MARKER = "wikigym_tiny.json"
+
+SPECIAL_TOKENS: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+"""Control tokens (special: dropped by ``decode(skip_special_tokens=True)``)."""
+
+MARKUP_TOKENS: tuple[str, ...] = (
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+)
+"""Tool and reasoning markup: single tokens, but kept in decoded text (as in Qwen3)."""
+
+
+def _recipe(seed: int, vocab_size: int, hidden_size: int, num_layers: int) -> dict[str, int]:
+    return {
+        "recipe_version": RECIPE_VERSION,
+        "seed": seed,
+        "vocab_size": vocab_size,
+        "hidden_size": hidden_size,
+        "num_layers": num_layers,
+    }
+
+
+def build_tiny_model(
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    vocab_size: int = 4096,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+) -> Path:
+    """Build (or reuse) the tiny model and tokenizer in ``out_dir``.
+
+    Args:
+        out_dir: Target directory; created atomically (built in a sibling, then renamed).
+        seed: Seeds the weights (the tokenizer does not depend on it).
+        vocab_size: BPE vocabulary size, special tokens included.
+        hidden_size: Model width (attention heads of 16 dimensions).
+        num_layers: Decoder layers.
+
+    Returns:
+        ``out_dir``, a directory loadable by ``AutoModelForCausalLM.from_pretrained`` and
+        ``AutoTokenizer.from_pretrained``.
+
+    Raises:
+        WikigymError: ``out_dir`` exists and holds something else (or another recipe).
+        ValueError: On sizes that cannot make a model.
+    """
+    if hidden_size < 16 or hidden_size % 16:
+        raise ValueError(f"hidden_size must be a positive multiple of 16, got {hidden_size}")
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+    if vocab_size < 512:
+        raise ValueError(f"vocab_size must be >= 512 (256 bytes + merges), got {vocab_size}")
+    out_dir = Path(out_dir)
+    recipe = _recipe(seed, vocab_size, hidden_size, num_layers)
+    marker = out_dir / MARKER
+    if out_dir.exists():
+        if marker.is_file():
+            found = json.loads(marker.read_text(encoding="utf-8"))
+            if found == recipe:
+                return out_dir
+            raise WikigymError(
+                f"{out_dir} holds a tiny model built with {found}, not {recipe}; "
+                "pass another directory or delete this one"
+            )
+        if any(out_dir.iterdir()):
+            raise WikigymError(
+                f"{out_dir} exists and is not a wikigym tiny-model directory; pass an empty or new directory"
+            )
+    tmp = out_dir.with_name(f".{out_dir.name}.building-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        tokenizer = build_tokenizer(vocab_size)
+        tokenizer.save_pretrained(tmp)
+        _build_model(tokenizer, tmp, seed=seed, hidden_size=hidden_size, num_layers=num_layers)
+        (tmp / MARKER).write_text(json.dumps(recipe, sort_keys=True) + "\n", encoding="utf-8")
+        if out_dir.exists():
+            out_dir.rmdir()  # empty (checked above)
+        tmp.replace(out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return out_dir
+
+
+def training_text() -> Iterator[str]:
+    """The text the tokenizer is trained on, in a fixed order (see the module docstring)."""
+    from wikigym.envs.calc import CalcEnv
+    from wikigym.envs.resources import default_resources
+    from wikigym.envs.tool_specs import describe_tools, openai_tools_schema
+
+    snapshot, tasks = default_resources(progress=False)
+    yield describe_tools()
+    yield json.dumps(openai_tools_schema(), ensure_ascii=False, sort_keys=True)
+    rows = snapshot.sql("SELECT text FROM passages ORDER BY passage_id LIMIT 6000")
+    yield from (str(t) for t in rows.column("text").to_pylist())
+    for task in tasks:
+        yield task.question
+        for call in task.oracle:
+            payload = {"name": call.name, "arguments": call.arguments}
+            yield f"<tool_call>\n{json.dumps(payload, ensure_ascii=False)}\n</tool_call>"
+    for level in (1, 2, 3):
+        env = CalcEnv(level=level)
+        for s in range(300):
+            obs, _ = env.reset(seed=s)
+            yield obs
+    yield " ".join(str(i) for i in range(1000))
+
+
+def build_tokenizer(vocab_size: int = 4096):  # -> PreTrainedTokenizerFast
+    """Train the byte-level BPE tokenizer with the Qwen tokens and chat template."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    from trl.chat_template_utils import qwen3_chat_template
+
+    tok = Tokenizer(models.BPE())
+    # Digits one by one (as Qwen does): arithmetic stays learnable by a small model.
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(training_text(), trainer=trainer)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP_TOKENS])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        unk_token=None,
+        bos_token=None,
+        model_max_length=8192,
+        padding_side="left",
+        clean_up_tokenization_spaces=False,
+    )
+    fast.chat_template = qwen3_chat_template
+    return fast
+
+
+def _build_model(tokenizer, out: Path, *, seed: int, hidden_size: int, num_layers: int) -> None:
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    heads = hidden_size // 16
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 2,
+        num_hidden_layers=num_layers,
+        num_attention_heads=heads,
+        num_key_value_heads=max(1, heads // 2),
+        head_dim=16,
+        max_position_embeddings=8192,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.pad_token_id,
+        dtype="float32",
+    )
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=[
+            tokenizer.convert_tokens_to_ids("<|im_end|>"),
+            tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        ],
+        pad_token_id=tokenizer.pad_token_id,
+        do_sample=True,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+    )
+    model.save_pretrained(out)
+
+
+def directory_digest(path: Path) -> str:
+    """sha256 over the names and bytes of the files of a directory (for determinism checks)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(path).rglob("*") if p.is_file()):
+        h.update(f.relative_to(path).as_posix().encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()
