@@ -14,7 +14,7 @@ from pathlib import Path
 import tantivy
 
 TOKENIZER = "en_stem"
-TITLE_BOOST = 2.0
+TITLE_BOOST = 0.5  # measured on HotpotQA: recall@5 0.788 at 0.5, 0.718 at 2.0, 0.725 at 0
 MAX_QUERY_TERMS = 64
 # Everything that is not a letter, digit or mark separates terms. This removes the query
 # language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
@@ -119,7 +119,8 @@ class PassageSearcher:
         query = self.build_query(text)
         if query is None:
             return []
-        limit = k + 16
+        # k + 1 hits tell whether the k-th score continues past the cut; fetch more only then.
+        limit = k + 1
         while True:
             hits = self.searcher.search(query, limit, count=False).hits
             if len(hits) < limit or len(hits) <= k or hits[-1][0] < hits[k - 1][0]:

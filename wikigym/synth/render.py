@@ -1,0 +1,159 @@
+"""Questions in English from queries, by the templates of :mod:`wikigym.synth.templates`.
+
+Deterministic: every choice between phrasings comes from the RNG passed in. Clauses are
+ordered shallow to deep, so a nested description always ends its sentence and cannot swallow
+a later clause of the outer entity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.query import (
+    Ask,
+    Count,
+    Entity,
+    Intersect,
+    IsA,
+    Node,
+    Project,
+    Range,
+    Value,
+    constraints,
+    hops,
+)
+from wikigym.synth.templates import plural, relation_text
+from wikigym.synth.values import Span, span_phrase
+
+
+def _join(parts: Sequence[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def kind_of(node: Node) -> str | None:
+    """The kind named by an intersection's type filter, if any."""
+    if isinstance(node, Intersect):
+        for a in node.args:
+            if isinstance(a, IsA):
+                return a.kind
+    return None
+
+
+class Renderer:
+    """Renders queries over one graph with one RNG."""
+
+    def __init__(self, graph: KnowledgeGraph, rng: np.random.Generator) -> None:
+        self.g = graph
+        self.rng = rng
+
+    def _pick(self, options: Sequence[str]) -> str:
+        return options[int(self.rng.integers(len(options)))] if len(options) > 1 else options[0]
+
+    # ---- pieces ----------------------------------------------------------------------
+    def value_words(self, node: Value | Range) -> tuple[str, str]:
+        """(bare, prepositional) words of a literal constant."""
+        if isinstance(node, Range):
+            words = span_phrase(Span(node.lo, node.hi), node.unit, int(self.rng.integers(4)))
+            return words, words
+        surface = self.g.surface(node.key)
+        if node.value_type == "date":
+            full = len(node.key) > 4
+            return surface, (f"on {surface}" if full else f"in {surface}")
+        return surface, surface
+
+    def np(self, node: Node) -> str:
+        """A noun phrase for a set node (a unique description in practice)."""
+        if isinstance(node, Entity):
+            return self.g.titles[node.doc_id]
+        if isinstance(node, Value):
+            return self.value_words(node)[0]
+        if isinstance(node, Intersect):
+            kind = kind_of(node)
+            who = "who" if kind == "person" else "that"
+            head = f"the {kind}" if kind else "the one"
+            return f"{head} {self.clauses(constraints(node), who)}"
+        if isinstance(node, Project) and not node.inverse:
+            return self._pick(relation_text(node.relation).nouns).format(s=self.np(node.arg))
+        if isinstance(node, IsA):
+            return f"a {node.kind}"
+        return f"the one {self.clause(node, 'that')}"
+
+    def clause(self, node: Node, who: str) -> str:
+        """A relative clause saying that the described entity is in ``node``'s set."""
+        if isinstance(node, Range):
+            bare, at = self.value_words(node)
+            t = self._pick(relation_text(node.relation).clauses)
+            return t.format(who=who, o=bare, o_at=at)
+        if isinstance(node, Project):
+            rt = relation_text(node.relation)
+            if node.inverse:
+                if isinstance(node.arg, Value):
+                    bare, at = self.value_words(node.arg)
+                else:
+                    bare = at = self.np(node.arg)
+                return self._pick(rt.clauses).format(who=who, o=bare, o_at=at)
+            s = self.np(node.arg)
+            if rt.fwd:
+                return self._pick(rt.fwd).format(who=who, s=s)
+            return f"{who} is " + self._pick(rt.nouns).format(s=s)
+        if isinstance(node, Intersect):
+            return self.clauses(constraints(node), who)
+        return f"{who} is {self.np(node)}"
+
+    def clauses(self, members: Sequence[Node], who: str) -> str:
+        ordered = sorted(members, key=hops)
+        return _join([self.clause(m, who) for m in ordered])
+
+    # ---- questions ---------------------------------------------------------------------
+    def question(self, root: Node) -> str:
+        """The question for a root node."""
+        if isinstance(root, Count):
+            kind = kind_of(root.arg) or "entrie"
+            (member,) = constraints(root.arg)
+            assert isinstance(member, Project) and member.inverse
+            role = relation_text(member.relation).role
+            return f"How many {plural(kind)} have {self.np(member.arg)} as their {role}?"
+        if isinstance(root, Ask):
+            cand = root.candidate
+            name = self.g.titles[cand.doc_id] if isinstance(cand, Entity) else cand.key
+            return f"Is {name} {self.np(root.arg)}?"
+        if isinstance(root, Project) and not root.inverse:
+            rt = relation_text(root.relation)
+            s = self.np(root.arg)
+            if rt.asks:
+                return self._pick(rt.asks).format(s=s)
+            return "What is " + self._pick(rt.nouns).format(s=s) + "?"
+        kind = kind_of(root)
+        members = constraints(root)
+        if len(members) == 1:
+            m = members[0]
+            if isinstance(m, Project) and not m.inverse and self.rng.random() < 0.5:
+                noun = self._pick(relation_text(m.relation).nouns).format(s=self.np(m.arg))
+                return ("Who is " if kind == "person" else "What is ") + noun + "?"
+            text = self.clause(m, "{who}")
+            if text.startswith("{who} "):
+                rest = text[len("{who} ") :].replace("{who}", "who" if kind == "person" else "that")
+                if kind == "person":
+                    return self._pick([f"Who {rest}?", f"Which person {rest}?"])
+                if kind:
+                    return self._pick([f"Which {kind} {rest}?", f"What {kind} {rest}?"])
+                return f"What {rest}?"
+        phrase = self.np(root)
+        if kind == "person":
+            return self._pick([f"Who is {phrase}?", f"Name {phrase}."])
+        return self._pick([f"What is {phrase}?", f"Name {phrase}.", f"Which is {phrase}?"])
+
+    @staticmethod
+    def rubric_text(relation: str, subject: str, obj: str, obj_at: str) -> str:
+        """A declarative statement of one fact, e.g. ``[E1] was born in Gela``."""
+        t = relation_text(relation).clauses[0]
+        if t.startswith("{who} "):
+            return subject + " " + t[len("{who} ") :].format(o=obj, o_at=obj_at)
+        if t.startswith("whose "):
+            return f"{subject}'s " + t[len("whose ") :].format(o=obj, o_at=obj_at)
+        return f"{subject} {relation.replace('_', ' ')} {obj}"

@@ -1,0 +1,467 @@
+"""wikigym environments as TRL ``GRPOTrainer`` inputs: a dataset and an ``environment_factory``.
+
+TRL 1.16's contract (``GRPOTrainer(environment_factory=...)``): the factory returns an object
+whose ``reset(**row)`` starts an episode for a dataset row, whose public methods are tools
+(TRL builds the tool schema from their type hints and Google docstrings and calls them with the
+parsed ``<tool_call>`` arguments), and whose optional ``get_reward()`` scores the finished
+rollout. TRL pools instances and resets them between rollouts.
+
+:class:`ToolEnv` is that object for any wikigym env. Each tool method turns its arguments into
+the equivalent ``<tool_call>`` action and calls ``env.step``, so validation, rewards, masking,
+error codes and metrics all come from the env, exactly as in evaluation. The tool methods a
+class exposes are the env's enabled tools: :func:`tool_env_class` builds one class per tool
+set (WikiSearch-v0: ``search``, ``open``, ``find``, ``python``, ``answer``; Calc-v0:
+``answer``).
+
+``get_reward()`` returns the env's total reward, or None for a masked episode. TRL 1.16 turns
+None into NaN; a rollout for which every reward source is NaN is "unscorable": it is left out
+of its group's mean and std and its advantage is forced to 0, so it sends no policy gradient
+(its tokens still count in the KL term when ``beta > 0``: a regulariser, not a penalty).
+
+A rollout can end without an answer tool call: the model may write ``<answer>X</answer>`` or a
+bare JSON call as plain text (the env's parser accepts those), or its completion may be cut by
+``max_completion_length``. :func:`make_finish_episodes` builds a reward function, registered
+*before* the env's ``get_reward`` (TRL calls reward sources in order), that hands the final
+assistant text to the env, marks length-cut rollouts as masked, measures the text for the
+diagnostics, and itself returns None (it scores nothing).
+
+Many env instances share one read-only snapshot and TaskSet (``resources.shared_snapshot``):
+:class:`EnvSpec` resolves paths once per process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from wikigym.envs.rewards import EpisodeOutcome, compute_reward
+from wikigym.envs.tasks import TaskSet
+from wikigym.trainers.episodes import (
+    PARSE_FAILURE_CODES,
+    EpisodeRecord,
+    EpisodeSink,
+    repeat_ngram_share,
+)
+
+_FINISHED = "The episode is over (it was answered or its step budget is spent); no tool runs now."
+
+
+@dataclass
+class EnvSpec:
+    """Which env to train on and how to make it.
+
+    Attributes:
+        env_id: A registered Gymnasium id (``WikiSearch-v0``, ``Calc-v0``, ...).
+        corpus: Snapshot directory (WikiSearch); None for the default world.
+        tasks: TaskSet file (WikiSearch); None for the default TaskSet.
+        kwargs: Other keyword arguments of the env (``max_steps``, ``reward``, ``python``,
+            ``tools``, ``level``, ...).
+    """
+
+    env_id: str = "WikiSearch-v0"
+    corpus: str | Path | None = None
+    tasks: str | Path | TaskSet | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    _resolved: dict[str, Any] | None = field(default=None, init=False, repr=False)
+
+    def is_wiki(self) -> bool:
+        return self.env_id.split(":")[-1].startswith("WikiSearch")
+
+    def make_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``gym.make``: the snapshot and TaskSet opened once, shared."""
+        if self._resolved is None:
+            import wikigym  # noqa: F401  (registers the envs)
+
+            kwargs = dict(self.kwargs)
+            if self.is_wiki():
+                from wikigym.envs.wiki_search import _resolve
+
+                snapshot, taskset = _resolve(_shared_corpus(self.corpus), _shared_tasks(self.tasks))
+                kwargs.update(corpus=snapshot, tasks=taskset)
+            elif self.corpus is not None or self.tasks is not None:
+                raise ValueError(
+                    f"{self.env_id} takes no corpus or tasks (got corpus={self.corpus!r}, "
+                    f"tasks={self.tasks!r}); drop them or use WikiSearch-v0"
+                )
+            self._resolved = kwargs
+        return self._resolved
+
+    def make(self) -> gym.Env:
+        """A new env instance (sharing the snapshot and TaskSet)."""
+        return gym.make(self.env_id, disable_env_checker=True, **self.make_kwargs())
+
+    def taskset(self) -> TaskSet | None:
+        """The TaskSet of a WikiSearch env (None for envs without one)."""
+        return self.make_kwargs().get("tasks") if self.is_wiki() else None
+
+
+def _shared_corpus(corpus: str | Path | None) -> Any:
+    if corpus is None:
+        return None
+    from wikigym.envs.resources import shared_snapshot
+
+    return shared_snapshot(corpus)
+
+
+def _shared_tasks(tasks: str | Path | TaskSet | None) -> Any:
+    if tasks is None or isinstance(tasks, TaskSet):
+        return tasks
+    from wikigym.envs.resources import shared_taskset
+
+    return shared_taskset(tasks)
+
+
+# ---- the adapter ---------------------------------------------------------------------------
+class ToolEnv:
+    """One pooled env for TRL: ``reset(**row)``, the tools, ``get_reward()``.
+
+    Args:
+        env: The wikigym env (a new instance per adapter).
+        sink: Where finished episodes are recorded for the diagnostics (optional).
+    """
+
+    def __init__(self, env: gym.Env, sink: EpisodeSink | None = None) -> None:
+        self._env = env
+        self._sink = sink
+        self._begin(None)
+
+    def _begin(self, task_id: str | None) -> None:
+        self._task_id = task_id or ""
+        self._info: dict[str, Any] = {}
+        self._done = False
+        self._reward: float | None = None
+        self._masked = False
+        self._mask_reason: str | None = None
+        self._finished_by = "no_answer"
+        self._tool_calls = 0
+        self._valid_calls = 0
+        self._text_chars = 0
+        self._repeat = 0.0
+        self._recorded = False
+
+    def reset(self, **row: Any) -> str | None:
+        """Start the episode of a dataset row (``task_id`` and/or ``seed`` columns).
+
+        The row's prompt already holds the env's first observation (see
+        :func:`build_dataset`), so nothing is appended to it: returns None.
+        """
+        seed = row.get("seed")
+        task_id = row.get("task_id")
+        options = {"task_id": task_id} if task_id and self._env_has_tasks() else None
+        _, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
+        self._begin(str(info.get("task_id", task_id or "")))
+        self._info = dict(info)
+        return None
+
+    def get_reward(self) -> float | None:
+        """The env's total reward for the finished rollout; None when the episode is masked.
+
+        An episode that ended without an answer (and was not masked) is scored as a missing
+        answer by the env's own reward config.
+        """
+        if not self._done:
+            self._score_no_answer()
+        self._record()
+        return None if self._masked else self._reward
+
+    # ---- internals (underscored: TRL exposes every public method as a tool) ---------------
+    def _env_has_tasks(self) -> bool:
+        return isinstance(getattr(self._env.unwrapped, "tasks", None), TaskSet)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        if self._done:
+            return _FINISHED
+        payload = {"name": name, "arguments": {k: v for k, v in arguments.items() if v is not None}}
+        action = f"<tool_call>{json.dumps(payload, ensure_ascii=False)}</tool_call>"
+        self._tool_calls += 1
+        obs, reward, terminated, truncated, info = self._env.step(action)
+        if info.get("tool_error") is None:
+            self._valid_calls += 1
+        self._after_step(float(reward), terminated, truncated, info, by="tool")
+        return obs
+
+    def _after_step(
+        self, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], by: str
+    ) -> None:
+        self._info = dict(info)
+        if terminated or truncated:
+            self._done = True
+            self._reward = reward
+            if info.get("mask", False):
+                self._masked, self._mask_reason = True, "env_truncated"
+                self._finished_by = "budget"
+            else:
+                self._finished_by = by if info.get("answer") is not None else "no_answer"
+
+    def _finish_with_text(self, text: str) -> None:
+        """Give the final assistant text to the env when no answer tool call ended the episode."""
+        if self._done or not text.strip():
+            return
+        obs, reward, terminated, truncated, info = self._env.step(text)
+        del obs
+        self._after_step(float(reward), terminated, truncated, info, by="text")
+
+    def _mask_length_truncated(self) -> None:
+        if not self._masked:
+            self._masked, self._mask_reason = True, "length_truncated"
+
+    def _score_no_answer(self) -> None:
+        env = self._env.unwrapped
+        self._done = True
+        self._finished_by = "no_answer"
+        tasks = getattr(env, "tasks", None)
+        config = getattr(env, "reward_config", None)
+        if not isinstance(tasks, TaskSet) or config is None:
+            self._reward = 0.0
+            return
+        task = tasks.get(self._task_id)
+        outcome = EpisodeOutcome(
+            answer=None,
+            golds=task.golds,
+            steps_used=int(self._info.get("step", 0)),
+            max_steps=int(getattr(env, "max_steps", max(1, int(self._info.get("step", 0))))),
+            tool_errors=dict(self._info.get("tool_error_counts", {})),
+        )
+        breakdown = compute_reward(outcome, config)
+        self._info.update(breakdown.to_info())
+        self._info["mask"] = False
+        self._reward = float(breakdown.total)
+
+    def _record(self) -> None:
+        if self._recorded or self._sink is None:
+            return
+        self._recorded = True
+        errors = {str(k): int(v) for k, v in self._info.get("tool_error_counts", {}).items()}
+        self._sink.add(
+            EpisodeRecord(
+                task_id=self._task_id,
+                reward=None if self._masked else self._reward,
+                masked=self._masked,
+                mask_reason=self._mask_reason,
+                answered=self._finished_by in ("tool", "text"),
+                finished_by=self._finished_by,
+                steps=int(self._info.get("step", 0)),
+                tool_calls=self._tool_calls,
+                valid_tool_calls=self._valid_calls,
+                tool_errors=dict(sorted(errors.items())),
+                components={
+                    str(k): float(v) for k, v in self._info.get("reward_components", {}).items()
+                },
+                completion_chars=self._text_chars,
+                repeat_ngram_share=self._repeat,
+                parse_failures=sum(errors.get(c, 0) for c in PARSE_FAILURE_CODES),
+            )
+        )
+
+
+class _Tools:
+    """The tool methods (namespace only). Signatures and docstrings are the schema TRL shows
+    the model; each body is one env step with the equivalent tool call."""
+
+    def search(self, query: str, k: int = 5) -> str:
+        """Search the encyclopedia (BM25 over passages), best passages first.
+
+        Args:
+            query: Keywords or a question.
+            k: How many passages to return (1 to 20).
+
+        Returns:
+            The passages, each with its passage id (like p123), page title, doc id and text.
+        """
+        return self._call("search", {"query": query, "k": k})
+
+    def open(self, page: str, section: str | None = None, part: int = 1) -> str:
+        """Open a page by title or doc id (like d3) and read its text with passage ids.
+
+        Args:
+            page: The page title, or its doc id.
+            section: A section heading of the page; omit for the whole page.
+            part: Which part of a long page to read, starting at 1.
+
+        Returns:
+            The page text (or part of it) with passage ids.
+        """
+        return self._call("open", {"page": page, "section": section, "part": part})
+
+    def find(self, page: str, text: str) -> str:
+        """Find a text in a page (case-insensitive).
+
+        Args:
+            page: The page title, or its doc id.
+            text: The text to look for.
+
+        Returns:
+            The passages of the page that contain the text, with their passage ids.
+        """
+        return self._call("find", {"page": page, "text": text})
+
+    def python(self, code: str) -> str:
+        """Run Python 3 code in a sandbox (no network, no files, limited time and memory).
+
+        Args:
+            code: The program; print the results you need.
+
+        Returns:
+            What the program printed.
+        """
+        return self._call("python", {"code": code})
+
+    def answer(self, text: str, citations: list[str] | None = None) -> str:
+        """Give the final answer and end the episode.
+
+        Args:
+            text: The answer, short (a name, a number, a date).
+            citations: The passage ids (like p123) or page ids that support the answer.
+
+        Returns:
+            A confirmation.
+        """
+        return self._call("answer", {"text": text, "citations": citations})
+
+
+TOOL_METHODS: dict[str, Callable[..., str]] = {
+    name: fn for name, fn in vars(_Tools).items() if inspect.isfunction(fn)
+}
+
+
+def env_tool_names(env: gym.Env) -> tuple[str, ...]:
+    """The tools an env instance enables, in the env's order (``answer`` for envs without a
+    tool list, such as Calc-v0)."""
+    tools = getattr(env.unwrapped, "tools", None)
+    if tools is None:
+        return ("answer",)
+    return tuple(getattr(t, "value", str(t)) for t in tools)
+
+
+_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = {}
+
+
+def tool_env_class(tool_names: Sequence[str]) -> type[ToolEnv]:
+    """The :class:`ToolEnv` subclass whose public methods are exactly ``tool_names``."""
+    key = tuple(tool_names)
+    unknown = [t for t in key if t not in TOOL_METHODS]
+    if unknown:
+        raise ValueError(f"no tool method for {unknown}; known tools: {sorted(TOOL_METHODS)}")
+    if key not in _CLASSES:
+        name = "WikigymEnv_" + "_".join(key)
+        _CLASSES[key] = type(name, (ToolEnv,), {t: TOOL_METHODS[t] for t in key})
+    return _CLASSES[key]
+
+
+def make_environment_factory(
+    spec: EnvSpec, sink: EpisodeSink | None = None
+) -> Callable[[], ToolEnv]:
+    """The ``environment_factory`` for ``GRPOTrainer``: each call makes a new env (sharing the
+    snapshot and TaskSet) wrapped in the :class:`ToolEnv` class of its tools."""
+    probe = spec.make()
+    cls = tool_env_class(env_tool_names(probe))
+    probe.close()
+
+    def factory() -> ToolEnv:
+        return cls(spec.make(), sink)
+
+    factory.env_class = cls  # type: ignore[attr-defined]
+    return factory
+
+
+# ---- dataset ----------------------------------------------------------------------------------
+def dataset_rows(
+    spec: EnvSpec, *, num_rows: int | None = None, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One row per task: ``prompt`` (one user message: the env's first observation),
+    ``task_id``, ``seed``.
+
+    WikiSearch: every task of the TaskSet, in TaskSet order (the first ``num_rows`` when
+    given). Envs without a TaskSet (Calc-v0): ``num_rows`` (default 256) episodes drawn with
+    seeds ``seed``, ``seed + 1``, ...
+    """
+    env = spec.make()
+    rows: list[dict[str, Any]] = []
+    taskset = spec.taskset()
+    if taskset is not None:
+        chosen = list(taskset)[: num_rows or len(taskset)]
+        for i, task in enumerate(chosen):
+            obs, info = env.reset(seed=seed + i, options={"task_id": task.task_id})
+            rows.append(_row(obs, str(info["task_id"]), seed + i))
+    else:
+        for i in range(num_rows or 256):
+            obs, info = env.reset(seed=seed + i)
+            rows.append(_row(obs, str(info.get("task_id", i)), seed + i))
+    env.close()
+    return rows
+
+
+def _row(obs: str, task_id: str, seed: int) -> dict[str, Any]:
+    return {"prompt": [{"role": "user", "content": obs}], "task_id": task_id, "seed": seed}
+
+
+def build_dataset(spec: EnvSpec, *, num_rows: int | None = None, seed: int = 0):  # -> Dataset
+    """:func:`dataset_rows` as a ``datasets.Dataset`` (what ``GRPOTrainer`` takes)."""
+    from datasets import Dataset
+
+    return Dataset.from_list(dataset_rows(spec, num_rows=num_rows, seed=seed))
+
+
+# ---- the pre-reward hook -------------------------------------------------------------------
+def make_finish_episodes(
+    stop_token_ids: Sequence[int], *, mask_length_truncated: bool = True
+) -> Callable[..., list[float | None]]:
+    """A TRL reward function that finishes each rollout's episode before ``get_reward`` reads it.
+
+    For every rollout: the final assistant text goes to the env when no answer call ended the
+    episode (so ``<answer>...</answer>`` and bare JSON calls count, as in evaluation); a
+    completion whose last token is not a stop token was cut by ``max_completion_length`` and
+    is masked (when ``mask_length_truncated``); the text the model wrote is measured for the
+    diagnostics. Returns None for every rollout: it contributes nothing to the reward.
+
+    Args:
+        stop_token_ids: EOS and pad ids (a completion ending otherwise was cut).
+        mask_length_truncated: Mask length-cut rollouts (conservative negative filtering).
+    """
+    stops = frozenset(int(t) for t in stop_token_ids)
+
+    def finish_episodes(
+        completions: list[Any],
+        environments: list[Any] | None = None,
+        completion_ids: list[list[int]] | None = None,
+        **_: Any,
+    ) -> list[float | None]:
+        for i, env in enumerate(environments or []):
+            if not isinstance(env, ToolEnv):
+                continue
+            messages = completions[i] if isinstance(completions[i], list) else None
+            written = _assistant_text(completions[i])
+            env._text_chars = len(written)
+            env._repeat = repeat_ngram_share(written)
+            cut = bool(completion_ids and completion_ids[i] and completion_ids[i][-1] not in stops)
+            if messages and not env._done:
+                last = messages[-1]
+                if last.get("role") == "assistant" and not last.get("tool_calls"):
+                    env._finish_with_text(str(last.get("content") or ""))
+            if cut and mask_length_truncated:
+                env._mask_length_truncated()
+        return [None] * len(completions)
+
+    return finish_episodes
+
+
+def _assistant_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    parts: list[str] = []
+    for message in completion or []:
+        if message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            parts.append(f"{fn.get('name', '')} {json.dumps(fn.get('arguments', {}))}")
+    return "\n".join(parts)
