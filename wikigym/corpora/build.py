@@ -241,31 +241,43 @@ class _Assembler:
             art.infobox_type,
             art.source_id,
         )
-        for ordinal, p in enumerate(art.passages):
-            pid = first + ordinal
-            self.w.passages.append_row(
-                pid, doc_id, list(p.section), ordinal, p.text, p.start, p.end
-            )
+        n = len(art.passages)
+        pids = list(range(first, first + n))
+        self.w.passages.extend(
+            pids,
+            [doc_id] * n,
+            [list(p.section) for p in art.passages],
+            list(range(n)),
+            [p.text for p in art.passages],
+            [p.start for p in art.passages],
+            [p.end for p in art.passages],
+        )
+        for pid, p in zip(pids, art.passages, strict=True):
             self.w.index.add(pid, doc_id, art.title, p.text)
-        self.next_passage += len(art.passages)
-        for link in art.links:
-            self.w.links.append_row(
-                self.next_link, doc_id, first + link.passage, link.anchor, link.target
+        self.next_passage += n
+        if art.links:
+            m = len(art.links)
+            self.w.links.extend(
+                list(range(self.next_link, self.next_link + m)),
+                [doc_id] * m,
+                [first + link.passage for link in art.links],
+                [link.anchor for link in art.links],
+                [link.target for link in art.links],
             )
-            self.next_link += 1
-        for f in art.facts:
-            pid = None if f.passage is None else first + f.passage
-            self.w.facts.append_row(
-                self.next_fact,
-                doc_id,
-                f.relation,
-                f.object,
-                f.object_title,
-                f.value_type,
-                f.source,
-                pid,
+            self.next_link += m
+        if art.facts:
+            m = len(art.facts)
+            self.w.facts.extend(
+                list(range(self.next_fact, self.next_fact + m)),
+                [doc_id] * m,
+                [f.relation for f in art.facts],
+                [f.object for f in art.facts],
+                [f.object_title for f in art.facts],
+                [f.value_type for f in art.facts],
+                [f.source for f in art.facts],
+                [None if f.passage is None else first + f.passage for f in art.facts],
             )
-            self.next_fact += 1
+            self.next_fact += m
         self.report.articles += 1
         self.report.passages += len(art.passages)
         self.report.links += len(art.links)

@@ -111,6 +111,17 @@ class TableWriter:
         if self._column_rows >= 8192:
             self._move_columns()
 
+    def extend(self, *columns: list[object]) -> None:
+        """Append several rows given column-wise (one list per column, in schema order)."""
+        n = len(columns[0])
+        for name, values in zip(self.schema.names, columns, strict=True):
+            if len(values) != n:
+                raise ValueError(f"column {name} has {len(values)} values, expected {n}")
+            self._columns[name].extend(values)
+        self._column_rows += n
+        if self._column_rows >= 8192:
+            self._move_columns()
+
     def append_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Append an Arrow batch (cast to the schema)."""
         self._move_columns()

@@ -31,8 +31,19 @@ from wikigym.envs.tasks import Task
 from wikigym.eval.agents import tool_call
 
 MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(m.capitalize() for m in MONTHS) + r") (\d{3,4})\b")
 _YEAR = re.compile(r"\b(\d{3,4})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
@@ -46,9 +57,58 @@ _MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
 _WORD = re.compile(r"[a-z0-9]+")
 
 STOPWORDS = frozenset(
-    "a an the of in on at to for by with from and or is was are were be been did does do "
-    "what which who whom whose where when how many much that this these those it its as "
-    "into than then there their his her he she they".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "is",
+        "was",
+        "are",
+        "were",
+        "be",
+        "been",
+        "did",
+        "does",
+        "do",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "how",
+        "many",
+        "much",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "as",
+        "into",
+        "than",
+        "then",
+        "there",
+        "their",
+        "his",
+        "her",
+        "he",
+        "she",
+        "they",
+    ]
 )
 
 # Question words -> phrases that state the relation in prose (plain English knowledge).
@@ -111,17 +171,31 @@ CUES: dict[str, tuple[str, ...]] = {
     "date": ("held on", "fought on", "concluded on", "signed on", "took place on"),
 }
 _NUMBER_WORDS = frozenset(
-    "population area elevation length employees attendance casualties speakers height "
-    "many much number".split()
+    [
+        "population",
+        "area",
+        "elevation",
+        "length",
+        "employees",
+        "attendance",
+        "casualties",
+        "speakers",
+        "height",
+        "many",
+        "much",
+        "number",
+    ]
 )
-_YEAR_WORDS = frozenset("year founded founding established publication ascent".split())
-_DATE_WORDS = frozenset("date born die died birth death independence".split())
-_KIND_WORDS = frozenset("occupation instance genre industry type kind field".split())
+_YEAR_WORDS = frozenset(["year", "founded", "founding", "established", "publication", "ascent"])
+_DATE_WORDS = frozenset(["date", "born", "die", "died", "birth", "death", "independence"])
+_KIND_WORDS = frozenset(["occupation", "instance", "genre", "industry", "type", "kind", "field"])
 _KIND_TAIL = re.compile(r"\s+(band|company|record|album|group|ensemble)$")
 _KIND_PHRASE = re.compile(
     r"\b(?:is|was) (?:a work of |an? )([a-z][a-z -]*?)(?=[.,;]| located| in | by | of | with |$)"
 )
-_GENERIC_KINDS = frozenset("film album novel band company record work book single".split())
+_GENERIC_KINDS = frozenset(
+    ["film", "album", "novel", "band", "company", "record", "work", "book", "single"]
+)
 _MONTH_NAMES = frozenset(m.capitalize() for m in MONTHS)
 
 
@@ -164,9 +238,7 @@ def _hop(phrase: str, qword: str) -> Hop:
         kind = "entity"
         if qword == "who" and ws & {"founded", "established"}:
             cues = ["founded by", "founder", "established by", "formed by"]
-    elif qword == "when" and ws & {"born", "die", "died"}:
-        kind = "date"
-    elif ws & _DATE_WORDS and "date" in ws:
+    elif (qword == "when" and ws & {"born", "die", "died"}) or (ws & _DATE_WORDS and "date" in ws):
         kind = "date"
     elif ws & _YEAR_WORDS or (qword == "when" and not ws & _DATE_WORDS):
         kind = "year" if "date" not in ws else "date"
@@ -183,7 +255,7 @@ _SUBJECT = re.compile(
     r"[A-Z][\w'’-]*(?:(?:,?\s+(?:(?:of|the|from|in|to|and|on|at|for|a|an|de|von|van)\s+)*)"
     r"[A-Z0-9][\w'’-]*)*(?:\s+\([^)]*\))?"
 )
-_QWORDS = frozenset("what who where when which in how".split())
+_QWORDS = frozenset(["what", "who", "where", "when", "which", "in", "how"])
 
 
 def guess_subject(question: str) -> str:
@@ -215,7 +287,9 @@ def analyse(question: str, subject: str | None = None) -> Plan:
     at = q.lower().find(subject.lower())
     rest = (q[:at] + " " + q[at + len(subject) :]).strip() if at >= 0 else q
     # "What is the A of the B of X" -> ["B", "A"]: the phrases between the "of the"s.
-    m = re.match(r"^(?:what|which|who|where|when)\s+(?:is|was|are|were)\s+the\s+(.*?)\s*$", rest, re.I)
+    m = re.match(
+        r"^(?:what|which|who|where|when)\s+(?:is|was|are|were)\s+the\s+(.*?)\s*$", rest, re.I
+    )
     hops: list[Hop] = []
     if m:
         chain = re.sub(r"\s+of$", "", m.group(1).strip())

@@ -34,7 +34,12 @@ class HFAgent:
     privileged = False
 
     def __init__(
-        self, path: str | Path, *, seed: int = 0, max_new_tokens: int = 512, device: str | None = None
+        self,
+        path: str | Path,
+        *,
+        seed: int = 0,
+        max_new_tokens: int = 512,
+        device: str | None = None,
     ) -> None:
         try:
             import torch

@@ -74,6 +74,9 @@ class Renderer:
             return self.value_words(node)[0]
         if isinstance(node, Intersect):
             kind = kind_of(node)
+            cons = constraints(node)
+            if len(cons) == 1 and isinstance(cons[0], Project) and not cons[0].inverse:
+                return self.np(cons[0])
             who = "who" if kind == "person" else "that"
             head = f"the {kind}" if kind else "the one"
             return f"{head} {self.clauses(constraints(node), who)}"

@@ -138,7 +138,7 @@ TEMPLATES: dict[str, RelText] = {
     "production_company": _t("the production company of {s}", "{who} was produced by {o}",
                              fwd="{who} produced {s}", role="production company",
                              keywords="produced by"),
-    "record_label": _t("the record label of {s}", "{who} was issued by the label {o}",
+    "record_label": _t("the record label of {s}", "{who} was issued by {o}",
                        fwd="{who} issued {s}", role="record label", keywords="label"),
     "language": _t("the language of {s}", "whose original language is {o}",
                    role="original language", keywords="written in"),

@@ -1,0 +1,395 @@
+"""From drafts to tasks: prove, render, check for leaks, attach evidence, rubric and oracle.
+
+:func:`generate_tasks` is the whole pipeline; same snapshot, config and seed give the same
+TaskSet (every choice comes from one seeded RNG, and every collection is walked in a fixed
+order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.tasks import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
+from wikigym.synth import paraphrase as para
+from wikigym.synth.errors import SynthError
+from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.levels import LEVELS, level_problems
+from wikigym.synth.oracle import build_oracle
+from wikigym.synth.query import (
+    Ask,
+    Count,
+    Entity,
+    Intersect,
+    IsA,
+    Node,
+    Project,
+    Range,
+    Value,
+    canonical,
+    constraints,
+    hops,
+    measures,
+    walk,
+    wrap,
+)
+from wikigym.synth.render import Renderer
+from wikigym.synth.sampler import Draft, Sampler
+from wikigym.synth.values import format_number
+
+GENERATOR = "wikigym.synth/1"
+DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """What to generate.
+
+    Attributes:
+        difficulty: ``easy``, ``medium``, ``hard``, ``phd`` or ``mixed`` (levels in turn).
+        n: Number of tasks.
+        seed: Seed of every random choice.
+        relations: Relations the queries may use (None: all).
+        yes_no: Also make yes/no questions.
+        llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
+        attempts_per_task: Drafts tried per task before giving up.
+    """
+
+    difficulty: str = "mixed"
+    n: int = 100
+    seed: int = 0
+    relations: tuple[str, ...] | None = None
+    yes_no: bool = False
+    llm: str | None = None
+    attempts_per_task: int = 400
+
+
+def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    names = ["entity", "literal", "count"]
+    weights = [0.6, 0.3, 0.1] if level != "phd" else [0.75, 0.25, 0.0]
+    if yes_no:
+        names.append("yes_no")
+        weights.append(0.15)
+    total = sum(weights)
+    return tuple(names), tuple(w / total for w in weights)
+
+
+def first_constant(node: Node, renderer: Renderer) -> str | None:
+    """Surface form of the constant at the end of the deepest chain."""
+    if isinstance(node, Entity):
+        return renderer.g.titles[node.doc_id]
+    if isinstance(node, Value):
+        return renderer.g.surface(node.key)
+    if isinstance(node, Project | Count | Ask):
+        return first_constant(node.arg, renderer)
+    if isinstance(node, Intersect):
+        for a in sorted(node.args, key=hops, reverse=True):
+            if (c := first_constant(a, renderer)) is not None:
+                return c
+    return None
+
+
+def constant_surfaces(root: Node, graph: KnowledgeGraph) -> list[str]:
+    """Words a paraphrase must keep: names, values and range bounds of the query."""
+    out: list[str] = []
+    for n in walk(root):
+        if isinstance(n, Entity):
+            out.append(graph.titles[n.doc_id])
+        elif isinstance(n, Value):
+            out.append(graph.surface(n.key))
+        elif isinstance(n, Range):
+            out.append(str(int(n.lo)) if n.unit == "year" else format_number(n.lo))
+    return list(dict.fromkeys(out))
+
+
+def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
+    """(distractor_min, distractors): the fewest same-kind matches of one constraint over all
+    intersections, and the entities matching some but not all top-level constraints."""
+    low: int | None = None
+    top_union = -1
+    for n in walk(root):
+        if not isinstance(n, Intersect):
+            continue
+        cons = constraints(n)
+        if len(cons) < 2:
+            continue
+        kinds = [ev.eval(a) for a in n.args if isinstance(a, IsA)]
+        union: set[object] = set()
+        for c in cons:
+            s = ev.eval(c)
+            for k in kinds:
+                s = s & k
+            union |= s
+            low = len(s) if low is None else min(low, len(s))
+        if top_union < 0:
+            top_union = len(union) - 1
+    return (low or 0), max(top_union, 0)
+
+
+def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
+    """Whether a named entity two or more hops from the answer is also its direct neighbour."""
+    if not isinstance(answer, int):
+        return False
+    near = {graph.f_obj[r] for r in graph.out_rows.get(answer, ())}
+    near |= {graph.f_subj[r] for r in graph.in_rows.get(answer, ())}
+
+    def visit(n: Node, depth: int) -> bool:
+        if isinstance(n, Entity):
+            return depth >= 2 and n.doc_id in near
+        if isinstance(n, Project):
+            return visit(n.arg, depth + 1)
+        if isinstance(n, Intersect):
+            return any(visit(a, depth) for a in n.args)
+        if isinstance(n, Count | Ask):
+            return visit(n.arg, depth)
+        return False
+
+    return visit(root, 0)
+
+
+class TaskBuilder:
+    """Turns drafts into proved tasks for one snapshot."""
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        graph: KnowledgeGraph,
+        rng: np.random.Generator,
+        seed: int,
+        llm: str | None = None,
+    ) -> None:
+        self.snapshot = snapshot
+        self.g = graph
+        self.rng = rng
+        self.seed = seed
+        self.llm = llm
+        self.ev = Evaluator(graph)
+        self.renderer = Renderer(graph, rng)
+        self._passages: Callable[[int], list] = snapshot.passages_of
+
+    def answer_of(self, draft: Draft) -> tuple[str, list[str], str]:
+        """(answer, aliases, answer_type)."""
+        g = self.g
+        a = draft.answer
+        if draft.form == "count":
+            n = int(a)
+            return str(a), ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
+        if draft.form == "yes_no":
+            return str(a), [], "yes/no"
+        if isinstance(a, int):
+            title = g.titles[a]
+            aliases = [r for r in g.redirects[a] if r and r != title]
+            return title, list(dict.fromkeys(aliases)), "entity"
+        assert isinstance(draft.root, Project)
+        vt = g.rel_types.get(draft.root.relation, "text")
+        surface = g.surface(a)
+        aliases = [x for x in g.literal_aliases.get(a, ()) if x != surface]
+        return surface, list(dict.fromkeys(aliases)), vt
+
+    def build(self, draft: Draft, level: str, index: int) -> Task | None:
+        """The task of ``draft`` at ``level``, or None when it fails a check."""
+        g, ev = self.g, self.ev
+        root = draft.root
+        ev.reset()
+        result = ev.eval(root)
+        if result != frozenset((draft.answer,)):
+            return None
+        m: dict[str, float | int | str] = dict(measures(root))
+        m["distractor_min"], m["distractors"] = distractor_stats(root, ev)
+        m["oracle_calls"] = 6  # provisional: checked for real below
+        if not m["constants"] or level_problems(level, m) or shortcut(root, draft.answer, g):
+            return None
+        question = self.renderer.question(root)
+        answer, aliases, answer_type = self.answer_of(draft)
+        golds = [answer, *aliases]
+        if draft.form != "yes_no" and any(para.contains_word(question, x) for x in golds):
+            return None
+        rows = ev.witness(root, draft.answer)
+        if not rows:
+            return None
+        constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
+        hidden = [
+            e
+            for r in rows
+            for e in (g.f_subj[r], g.f_obj[r])
+            if isinstance(e, int) and e not in constants and e != draft.answer
+        ]
+        hidden = list(dict.fromkeys(hidden))
+        if draft.form != "yes_no" and any(para.contains_word(question, g.titles[e]) for e in hidden):
+            return None
+        first = first_constant(root, self.renderer) or question[:120]
+        try:
+            oracle = build_oracle(g, rows, self._passages, first, answer)
+        except SynthError:
+            return None
+        m["oracle_calls"] = len(oracle)
+        if level_problems(level, m):
+            return None
+        template_question = question
+        if self.llm:
+            cand = para.call_llm(self.llm, question, self.seed * 1_000_003 + index)
+            forbidden = golds if draft.form != "yes_no" else []
+            forbidden = [*forbidden, *(g.titles[e] for e in hidden)]
+            if para.accept(cand, constant_surfaces(root, g), forbidden):
+                question = cand
+                m["template_question"] = template_question
+                m["paraphrase"] = "llm"
+            else:
+                m["paraphrase"] = "rejected"
+        m["form"] = draft.form
+        m["hidden_entities"] = len(hidden)
+        evidence, rubric = self._evidence(rows, draft, constants, hidden)
+        key = canonical(root) + "|" + str(draft.answer)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        return Task(
+            task_id=f"synth-{level}-{digest}",
+            question=question,
+            answer=answer,
+            aliases=aliases,
+            answer_type=answer_type,
+            level=level,
+            query=wrap(root),
+            evidence=evidence,
+            rubric=rubric,
+            oracle=oracle,
+            difficulty=m,
+            snapshot_id=self.snapshot.snapshot_id,
+            generator=GENERATOR,
+            seed=self.seed,
+            source=g.source,
+        )
+
+    def _evidence(
+        self, rows: list[int], draft: Draft, constants: set[int], hidden: list[int]
+    ) -> tuple[Evidence, list[RubricEntry]]:
+        g = self.g
+        names = {e: f"[E{i + 1}]" for i, e in enumerate(hidden)}
+        if isinstance(draft.answer, int) and draft.form == "entity":
+            names[draft.answer] = "[ANSWER]"
+        else:
+            for e in (draft.answer,) if isinstance(draft.answer, int) else ():
+                names[e] = g.titles[e]
+
+        def shown(x: int | str, literal_is_answer: bool) -> tuple[str, str]:
+            if isinstance(x, int):
+                name = names.get(x, g.titles[x])
+                return name, name
+            if literal_is_answer:
+                return "[ANSWER]", "[ANSWER]"
+            s = g.surface(x)
+            return s, (f"on {s}" if len(x) == 10 and x[4] == "-" else f"in {s}")
+
+        facts, rubric, docs, pids = [], [], [], []
+        for r in rows:
+            s, rel, o, pid = g.f_subj[r], g.f_rel[r], g.f_obj[r], g.f_pid[r]
+            docs.append(s)
+            pids.append(pid)
+            facts.append(
+                EvidenceFact(
+                    subject_doc_id=s,
+                    subject=g.titles[s],
+                    relation=rel,
+                    object=g.f_surface[r],
+                    object_doc_id=o if isinstance(o, int) else None,
+                    passage_id=pid,
+                )
+            )
+            lit_answer = draft.form == "literal" and o == draft.answer
+            subj_name = names.get(s, g.titles[s])
+            obj_bare, obj_at = shown(o, lit_answer)
+            if not isinstance(o, int) and not lit_answer and g.f_vtype[r] != "date":
+                obj_at = obj_bare
+            entities = [g.titles[s], g.f_surface[r]]
+            rubric.append(
+                RubricEntry(
+                    text=Renderer.rubric_text(rel, subj_name, obj_bare, obj_at),
+                    passage_ids=[pid],
+                    entities=list(dict.fromkeys(entities)),
+                    connected_to_answer=True,
+                )
+            )
+        if isinstance(draft.answer, int) and draft.form == "entity":
+            docs.append(draft.answer)
+        docs = list(dict.fromkeys(docs))
+        evidence = Evidence(
+            doc_ids=docs,
+            passage_ids=list(dict.fromkeys(pids)),
+            titles=[g.titles[d] for d in docs],
+            facts=facts,
+        )
+        return evidence, rubric
+
+
+def _levels(difficulty: str, n: int) -> list[str]:
+    if difficulty == "mixed":
+        return [LEVELS[i % len(LEVELS)] for i in range(n)]
+    return [difficulty] * n
+
+
+def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
+    """``config.n`` proved tasks from ``snapshot``.
+
+    Raises:
+        SynthError: Bad options, or fewer tasks than asked could be made (the message says
+            how many and what to change).
+    """
+    if config.difficulty not in DIFFICULTIES:
+        raise SynthError(
+            f"difficulty must be one of {', '.join(DIFFICULTIES)}, got {config.difficulty!r}"
+        )
+    if config.n < 1:
+        raise SynthError(f"--n must be at least 1, got {config.n}")
+    g = graph_of(snapshot)
+    relations = None
+    if config.relations is not None:
+        unknown = sorted(set(config.relations) - set(g.fwd))
+        if unknown:
+            raise SynthError(
+                f"unknown relation(s) {', '.join(unknown)} in this snapshot; "
+                f"it has: {', '.join(g.relations())}"
+            )
+        relations = frozenset(config.relations)
+    rng = np.random.default_rng([config.seed, 0x5E17])
+    sampler = Sampler(g, rng, relations)
+    builder = TaskBuilder(snapshot, g, rng, config.seed, config.llm)
+    tasks: list[Task] = []
+    seen_ids: set[str] = set()
+    seen_answers: set[tuple[str, str]] = set()
+    made: dict[str, int] = {}
+    for index, level in enumerate(_levels(config.difficulty, config.n)):
+        names, weights = _forms(level, config.yes_no)
+        task = None
+        for _ in range(config.attempts_per_task):
+            form = names[int(rng.choice(len(names), p=weights))]
+            draft = sampler.draft(level, form)
+            if draft is None:
+                continue
+            cand = builder.build(draft, level, index)
+            if cand is None or cand.task_id in seen_ids:
+                continue
+            if (level, cand.answer) in seen_answers and draft.form != "yes_no":
+                continue
+            task = cand
+            break
+        if task is None:
+            raise SynthError(
+                f"made only {made.get(level, 0)} {level} task(s) after "
+                f"{config.attempts_per_task} attempts for the next one ({len(tasks)} of "
+                f"{config.n} in all); this snapshot may be too small or too sparse for {level} "
+                "questions: ask for fewer, an easier difficulty, or more relations"
+            )
+        tasks.append(task)
+        seen_ids.add(task.task_id)
+        seen_answers.add((level, task.answer))
+        made[level] = made.get(level, 0) + 1
+    name = f"synth-{config.difficulty}-n{config.n}-s{config.seed}-{snapshot.snapshot_id[:12]}"
+    return TaskSet(tasks, name=name)
+
+
+__all__ = ["DIFFICULTIES", "GENERATOR", "SynthConfig", "TaskBuilder", "generate_tasks"]

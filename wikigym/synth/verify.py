@@ -1,0 +1,141 @@
+"""Re-proving tasks against a snapshot (``synth verify``).
+
+For each task: the snapshot id matches; the formal query evaluates, over every fact of the
+snapshot, to exactly the stated answer; the difficulty measures recomputed from the query and
+the oracle match the stored ones and meet the task's level; neither the answer nor an alias
+occurs in the question; every evidence fact exists at its passage; and the oracle, replayed
+through the env's tools, runs without a tool error, shows every passage it cites, and answers
+the stated answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.metrics import best_match
+from wikigym.envs.tasks import Task, TaskSet
+from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
+from wikigym.envs.tools import ToolBox
+from wikigym.synth.errors import SynthError
+from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.generate import distractor_stats
+from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.levels import level_problems
+from wikigym.synth.paraphrase import contains_word
+from wikigym.synth.query import measures, unwrap
+
+_CHECKED = (
+    "hops",
+    "constraints",
+    "intersections",
+    "obfuscated_values",
+    "described_entities",
+    "distractor_min",
+    "oracle_calls",
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One task that did not verify."""
+
+    task_id: str
+    reason: str
+
+
+def _answer_strings(graph: KnowledgeGraph, item: int | str) -> set[str]:
+    if isinstance(item, int):
+        return {graph.titles[item]}
+    return {item, graph.surface(item)}
+
+
+def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: ToolBox) -> list[str]:
+    """The problems of one task (empty when it is proved)."""
+    problems: list[str] = []
+    if task.snapshot_id != snapshot.snapshot_id:
+        return [f"made for snapshot {str(task.snapshot_id)[:16]}, not {snapshot.snapshot_id[:16]}"]
+    try:
+        root = unwrap(task.query)
+    except SynthError as exc:
+        return [str(exc)]
+    ev = Evaluator(graph)
+    try:
+        result = ev.eval(root)
+    except SynthError as exc:
+        return [f"query does not evaluate: {exc}"]
+    if len(result) != 1:
+        return [f"query matches {len(result)} answers, not exactly one"]
+    (item,) = tuple(result)
+    if task.answer not in _answer_strings(graph, item):
+        problems.append(f"answer {task.answer!r} is not the query's answer {graph.surface(item)!r}")
+    # Measures.
+    m: dict[str, float | int | str] = dict(measures(root))
+    m["distractor_min"], _ = distractor_stats(root, ev)
+    m["oracle_calls"] = len(task.oracle)
+    for k in _CHECKED:
+        if k in task.difficulty and task.difficulty[k] != m[k]:
+            problems.append(f"difficulty {k}={task.difficulty[k]} but the query gives {m[k]}")
+    problems.extend(level_problems(task.level or "", m))
+    # Leaks.
+    if task.answer_type != "yes/no":
+        questions = [task.question, str(task.difficulty.get("template_question", ""))]
+        for gold in task.golds:
+            if any(q and contains_word(q, gold) for q in questions):
+                problems.append(f"the question gives the answer away ({gold!r})")
+    # Evidence.
+    for f in task.evidence.facts:
+        obj = f.object_doc_id if f.object_doc_id is not None else None
+        rows = graph.fwd.get(f.relation, {}).get(f.subject_doc_id or -1, ())
+        ok = any(
+            graph.f_pid[r] == f.passage_id
+            and (graph.f_obj[r] == obj if obj is not None else graph.f_surface[r] == f.object)
+            for r in rows
+        )
+        if not ok:
+            problems.append(
+                f"evidence fact {f.subject} -{f.relation}-> {f.object} (p{f.passage_id}) "
+                "is not in the snapshot"
+            )
+    problems.extend(replay_oracle(task, box, item, graph))
+    return problems
+
+
+def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGraph) -> list[str]:
+    """Problems of the oracle trajectory, run through the env's tools."""
+    if not task.oracle or task.oracle[-1].name != "answer":
+        return ["the oracle does not end with an answer call"]
+    seen: set[str] = set()
+    for i, call in enumerate(task.oracle, 1):
+        try:
+            name = ToolName(call.name)
+            args = TOOL_MODELS[name].model_validate(call.arguments)
+        except (ValueError, ValidationError) as exc:
+            return [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
+        result = box.run(name, args)
+        if result.error is not None:
+            return [f"oracle call {i} ({call.name}) fails: {result.error}"]
+        seen.update(result.seen)
+        if result.answer is not None:
+            bad = [c for c in result.answer.citations if c not in seen]
+            if bad:
+                return [f"the oracle cites {', '.join(bad)} before any call showed them"]
+            if not best_match(result.answer.text, task.golds)[0]:
+                return [f"the oracle answers {result.answer.text!r}, not {task.answer!r}"]
+    return []
+
+
+def verify_taskset(tasks: TaskSet, snapshot: Snapshot) -> list[Failure]:
+    """Every failure of ``tasks`` against ``snapshot`` (empty: all proved)."""
+    graph = graph_of(snapshot)
+    box = ToolBox(snapshot)
+    failures = []
+    for task in tasks:
+        for reason in verify_task(task, snapshot, graph, box):
+            failures.append(Failure(task.task_id, reason))
+    return failures
+
+
+__all__ = ["Failure", "replay_oracle", "verify_task", "verify_taskset"]

@@ -1,0 +1,328 @@
+"""Training-health diagnostics: per-step episode metrics, alarms, and an end-of-run summary.
+
+:class:`DiagnosticsCallback` (a ``transformers.TrainerCallback``, on by default in
+``wikigym train``) drains the adapter's :class:`~wikigym.trainers.episodes.EpisodeSink` at every
+logging step and adds to TRL's log line (so the console, TensorBoard and
+``OUTPUT_DIR/metrics.jsonl`` all get them):
+
+- ``diag/reward/<component>``: mean of each env reward component;
+- ``diag/tool_calls_per_episode``, ``diag/tool_call_validity``: calls through the tool methods
+  and the share that ran without an error code; ``diag/tool_errors/<code>``: per episode;
+- ``diag/masked_share`` (env budget and length-cut episodes), ``diag/answered_share``;
+- ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``; TRL's
+  ``completions/mean_length`` / ``max_length`` are read for the length alarms;
+- ``diag/alarms``: the number of alarms raised this step.
+
+:class:`HealthMonitor` holds the alarm logic (pure, unit-tested on synthetic sequences):
+
+- format collapse: completion length growing (second half of the window over the first
+  >= ``length_growth``) while the reward does not (gain < ``reward_gain``); the repeated 4-gram
+  share rising; parse failures rising;
+- train/inference mismatch (vLLM generation): TRL's
+  ``sampling/sampling_logp_difference/mean`` above ``logp_diff_warn`` or the importance-sampling
+  ratio leaving [``is_ratio_low``, ``is_ratio_high``].
+
+Each alarm is raised once when its condition starts (re-armed when it clears), printed with what
+to check, and listed in ``OUTPUT_DIR/diagnostics_summary.json`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from wikigym.trainers.episodes import EpisodeRecord, EpisodeSink
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """One raised alarm: what happened and what to check."""
+
+    name: str
+    step: int
+    value: float
+    message: str
+
+
+@dataclass(frozen=True)
+class HealthThresholds:
+    """When the alarms fire (see the module docstring)."""
+
+    window: int = field(default=20, metadata={"help": "Logged steps the trends are read over."})
+    min_points: int = field(default=8, metadata={"help": "Points needed before trends count."})
+    length_growth: float = field(
+        default=0.3, metadata={"help": "Relative growth of mean length (second half / first)."}
+    )
+    reward_gain: float = field(
+        default=0.02, metadata={"help": "Reward gain below which growth is 'not rewarded'."}
+    )
+    repeat_rise: float = field(default=0.1, metadata={"help": "Rise of repeated 4-gram share."})
+    repeat_level: float = field(default=0.2, metadata={"help": "Level the share must reach."})
+    parse_rise: float = field(default=0.1, metadata={"help": "Rise of the parse failure rate."})
+    logp_diff_warn: float = field(
+        default=0.05, metadata={"help": "Mean |logp_vllm - logp_trainer| per token that warns."}
+    )
+    is_ratio_low: float = field(default=0.5, metadata={"help": "Lowest acceptable IS ratio."})
+    is_ratio_high: float = field(default=2.0, metadata={"help": "Highest acceptable IS ratio."})
+
+
+_CHECKS: dict[str, str] = {
+    "length_without_reward": (
+        "completion length grows while the reward does not: possible format collapse. Check "
+        "sampled completions for loops or garbage, the reward (is it gameable?), and that "
+        "truncated episodes are masked; lower the learning rate or raise beta if it goes on."
+    ),
+    "repetition_rising": (
+        "the share of repeated 4-grams in completions is rising: the policy is looping. Read "
+        "sampled completions; check the KL (beta, reference refresh) and the learning rate."
+    ),
+    "parse_failures_rising": (
+        "tool-call parse failures are rising: the call format is degrading. Check the chat "
+        "template and response parser match the model, compare with the SFT cold start, and "
+        "check that malformed episodes are not rewarded."
+    ),
+    "logprob_mismatch": (
+        "vLLM and trainer log-probs differ: train/inference mismatch. Check dtype (bf16 both "
+        "sides), the vLLM version and kernels, MoE routing determinism, and that weights are "
+        "synced every step; keep vllm_importance_sampling_correction on."
+    ),
+}
+
+
+def _halves(values: list[float]) -> tuple[float, float]:
+    mid = len(values) // 2
+    first, second = values[:mid], values[mid:]
+    return sum(first) / len(first), sum(second) / len(second)
+
+
+class HealthMonitor:
+    """Trend alarms over a sliding window of logged metrics.
+
+    Feed one dict per logged step to :meth:`update`; keys read: ``reward``,
+    ``completions/mean_length``, ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``,
+    ``sampling/sampling_logp_difference/mean``, ``sampling/importance_sampling_ratio/min``
+    and ``/max``. Missing or non-finite values are skipped.
+    """
+
+    def __init__(self, thresholds: HealthThresholds | None = None) -> None:
+        self.t = thresholds or HealthThresholds()
+        self._series: dict[str, deque[float]] = {}
+        self._active: set[str] = set()
+        self.alarms: list[Alarm] = []
+
+    def _push(self, key: str, metrics: Mapping[str, Any]) -> None:
+        value = metrics.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            self._series.setdefault(key, deque(maxlen=self.t.window)).append(float(value))
+
+    def _trend(self, key: str) -> tuple[float, float] | None:
+        values = list(self._series.get(key, ()))
+        if len(values) < self.t.min_points:
+            return None
+        return _halves(values)
+
+    def update(self, step: int, metrics: Mapping[str, Any]) -> list[Alarm]:
+        """Add one step's metrics; returns the alarms that start at this step."""
+        for key in (
+            "reward",
+            "completions/mean_length",
+            "diag/repeat_ngram_share",
+            "diag/parse_failure_rate",
+        ):
+            self._push(key, metrics)
+        conditions: dict[str, float | None] = {
+            "length_without_reward": self._length_without_reward(),
+            "repetition_rising": self._rising(
+                "diag/repeat_ngram_share", self.t.repeat_rise, self.t.repeat_level
+            ),
+            "parse_failures_rising": self._rising(
+                "diag/parse_failure_rate", self.t.parse_rise, 0.0
+            ),
+            "logprob_mismatch": self._mismatch(metrics),
+        }
+        new: list[Alarm] = []
+        for name, value in conditions.items():
+            if value is None:
+                self._active.discard(name)
+                continue
+            if name in self._active:
+                continue
+            self._active.add(name)
+            alarm = Alarm(name=name, step=step, value=round(value, 6), message=_CHECKS[name])
+            new.append(alarm)
+            self.alarms.append(alarm)
+        return new
+
+    def _length_without_reward(self) -> float | None:
+        lengths = self._trend("completions/mean_length")
+        rewards = self._trend("reward")
+        if lengths is None or rewards is None or lengths[0] <= 0:
+            return None
+        growth = lengths[1] / lengths[0] - 1.0
+        if growth >= self.t.length_growth and rewards[1] - rewards[0] < self.t.reward_gain:
+            return growth
+        return None
+
+    def _rising(self, key: str, rise: float, level: float) -> float | None:
+        trend = self._trend(key)
+        if trend is None:
+            return None
+        delta = trend[1] - trend[0]
+        latest = self._series[key][-1]
+        return delta if delta >= rise and latest >= level else None
+
+    def _mismatch(self, metrics: Mapping[str, Any]) -> float | None:
+        diff = metrics.get("sampling/sampling_logp_difference/mean")
+        low = metrics.get("sampling/importance_sampling_ratio/min")
+        high = metrics.get("sampling/importance_sampling_ratio/max")
+        if isinstance(diff, int | float) and math.isfinite(diff) and diff > self.t.logp_diff_warn:
+            return float(diff)
+        if isinstance(low, int | float) and math.isfinite(low) and 0 < low < self.t.is_ratio_low:
+            return float(low)
+        if isinstance(high, int | float) and math.isfinite(high) and high > self.t.is_ratio_high:
+            return float(high)
+        return None
+
+
+def episode_metrics(records: Iterable[EpisodeRecord]) -> dict[str, float]:
+    """The ``diag/...`` metrics of a batch of episodes (empty dict for no episodes)."""
+    records = list(records)
+    if not records:
+        return {}
+    n = len(records)
+    out: dict[str, float] = {"diag/episodes": float(n)}
+    scored = [r for r in records if not r.masked]
+    components: dict[str, list[float]] = {}
+    for r in scored:
+        for name, value in r.components.items():
+            components.setdefault(name, []).append(value)
+    for name in sorted(components):
+        out[f"diag/reward/{name}"] = sum(components[name]) / len(components[name])
+    if scored:
+        out["diag/reward/total"] = sum(r.reward or 0.0 for r in scored) / len(scored)
+    calls = sum(r.tool_calls for r in records)
+    out["diag/tool_calls_per_episode"] = calls / n
+    out["diag/tool_call_validity"] = (
+        sum(r.valid_tool_calls for r in records) / calls if calls else 0.0
+    )
+    errors: Counter[str] = Counter()
+    for r in records:
+        errors.update(r.tool_errors)
+    for code in sorted(errors):
+        out[f"diag/tool_errors/{code}"] = errors[code] / n
+    out["diag/masked_share"] = sum(r.masked for r in records) / n
+    out["diag/masked_env_share"] = sum(r.mask_reason == "env_truncated" for r in records) / n
+    out["diag/answered_share"] = sum(r.answered for r in records) / n
+    out["diag/repeat_ngram_share"] = sum(r.repeat_ngram_share for r in records) / n
+    out["diag/parse_failure_rate"] = sum(r.parse_failures > 0 for r in records) / n
+    out["diag/completion_chars/mean"] = sum(r.completion_chars for r in records) / n
+    out["diag/completion_chars/max"] = float(max(r.completion_chars for r in records))
+    return out
+
+
+class DiagnosticsCallback(TrainerCallback):
+    """Adds the diagnostics to every log line, writes ``metrics.jsonl``, raises alarms.
+
+    Args:
+        sink: The adapter's episode sink (None: only TRL's own metrics and the mismatch alarm).
+        output_dir: Where ``metrics.jsonl`` and ``diagnostics_summary.json`` go (None: no
+            files).
+        thresholds: Alarm thresholds.
+        stream: Where alarms and the summary are printed.
+    """
+
+    def __init__(
+        self,
+        sink: EpisodeSink | None,
+        output_dir: str | Path | None = None,
+        thresholds: HealthThresholds | None = None,
+        stream: Any = None,
+    ) -> None:
+        self.sink = sink
+        self.output_dir = None if output_dir is None else Path(output_dir)
+        self.monitor = HealthMonitor(thresholds)
+        self.stream = stream or sys.stderr
+        self.history: list[dict[str, Any]] = []
+        self._totals: Counter[str] = Counter()
+        self._episodes = 0
+        self._masked = 0
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:  # noqa: E501
+        if logs is None or not state.is_world_process_zero:
+            return
+        records = self.sink.drain() if self.sink is not None else []
+        diag = episode_metrics(records)
+        self._episodes += len(records)
+        self._masked += sum(r.masked for r in records)
+        for r in records:
+            self._totals.update({f"tool_errors/{k}": v for k, v in r.tool_errors.items()})
+            self._totals["tool_calls"] += r.tool_calls
+            self._totals["valid_tool_calls"] += r.valid_tool_calls
+        step = int(state.global_step)
+        alarms = self.monitor.update(step, {**logs, **diag})
+        diag["diag/alarms"] = float(len(alarms))
+        logs.update(diag)
+        if state.log_history and state.log_history[-1].get("step") == step:
+            state.log_history[-1].update(diag)
+        for alarm in alarms:
+            print(f"[wikigym] ALARM step {step}: {alarm.name} ({alarm.value}): {alarm.message}", file=self.stream)
+        row = {"step": step, **{k: _jsonable(v) for k, v in sorted(logs.items())}}
+        self.history.append(row)
+        if self.output_dir is not None:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            with (self.output_dir / "metrics.jsonl").open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row, sort_keys=True) + "\n")
+
+    def summary(self) -> dict[str, Any]:
+        """End-of-run numbers: episodes, masked share, tool validity, errors, alarms, first and
+        last reward."""
+        rewards = [h["reward"] for h in self.history if isinstance(h.get("reward"), float)]
+        calls = self._totals.get("tool_calls", 0)
+        return {
+            "episodes": self._episodes,
+            "masked_share": self._masked / self._episodes if self._episodes else 0.0,
+            "tool_calls": calls,
+            "tool_call_validity": self._totals.get("valid_tool_calls", 0) / calls if calls else 0.0,
+            "tool_errors": {
+                k.split("/", 1)[1]: v for k, v in sorted(self._totals.items()) if k.startswith("tool_errors/")
+            },
+            "reward_first": rewards[0] if rewards else None,
+            "reward_last": rewards[-1] if rewards else None,
+            "alarms": [asdict(a) for a in self.monitor.alarms],
+        }
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+        if not state.is_world_process_zero:
+            return
+        summary = self.summary()
+        if self.output_dir is not None:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            (self.output_dir / "diagnostics_summary.json").write_text(
+                json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+            )
+        print(
+            f"[wikigym] diagnostics: {summary['episodes']} episodes, masked "
+            f"{summary['masked_share']:.1%}, tool calls {summary['tool_calls']} "
+            f"(valid {summary['tool_call_validity']:.1%}), reward "
+            f"{summary['reward_first']} -> {summary['reward_last']}, "
+            f"{len(summary['alarms'])} alarm(s)",
+            file=self.stream,
+        )
+        for alarm in summary["alarms"]:
+            print(f"[wikigym]   step {alarm['step']}: {alarm['name']}: {alarm['message']}", file=self.stream)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return str(value)

@@ -1,0 +1,213 @@
+"""Build and run TRL's ``GRPOTrainer`` on a wikigym env: composition only, no subclassing.
+
+:func:`build_trainer` assembles: the model path (a tiny local model for ``cpu-tiny`` when none
+is given), the tokenizer, the dataset and ``environment_factory`` of
+:mod:`wikigym.trainers.adapter`, the reward sources (the finishing hook, then the env's
+``get_reward``), the ``GRPOConfig`` of a preset (:mod:`wikigym.trainers.presets`), vLLM settings
+(:mod:`wikigym.trainers.vllm`) and the diagnostics callback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wikigym.errors import WikigymError
+from wikigym.trainers.adapter import (
+    EnvSpec,
+    build_dataset,
+    make_environment_factory,
+    make_finish_episodes,
+)
+from wikigym.trainers.episodes import EpisodeSink
+from wikigym.trainers.presets import GRPOPreset, get_preset
+
+TINY_MODEL_DIRNAME = "tiny-model"
+
+
+@dataclass
+class TrainConfig:
+    """What ``wikigym train grpo`` runs (TRL-style fields with ``help``)."""
+
+    output_dir: str = field(metadata={"help": "Run directory (checkpoints, metrics.jsonl)."})
+    model: str | None = field(
+        default=None,
+        metadata={"help": "Model path or hub name; None with cpu-tiny builds the tiny local model."},
+    )
+    env: str = field(default="WikiSearch-v0", metadata={"help": "Gymnasium env id."})
+    tasks: str | None = field(default=None, metadata={"help": "TaskSet file (WikiSearch)."})
+    corpus: str | None = field(default=None, metadata={"help": "Snapshot directory (WikiSearch)."})
+    preset: str = field(default="cpu-tiny", metadata={"help": "cpu-tiny, single-gpu, multi-gpu."})
+    use_vllm: str | None = field(
+        default=None, metadata={"help": "colocate or server (overrides the preset); None: preset."}
+    )
+    vllm_server_url: str | None = field(
+        default=None, metadata={"help": "Base URL of a running `trl vllm-serve` (server mode)."}
+    )
+    max_steps: int | None = field(default=None, metadata={"help": "Optimizer steps (preset)."})
+    reward: str = field(default="binary", metadata={"help": "Env reward preset (binary default)."})
+    gamma: float | None = field(
+        default=None, metadata={"help": "Step decay of the outcome (gamma-decay); None: off."}
+    )
+    citations: bool = field(
+        default=False, metadata={"help": "Add the gated citation/rubric component."}
+    )
+    max_env_steps: int = field(default=8, metadata={"help": "Env step budget per episode."})
+    num_rows: int | None = field(default=None, metadata={"help": "Dataset rows (tasks/episodes)."})
+    seed: int = field(default=0, metadata={"help": "Seed of data order, sampling and tiny model."})
+    diagnostics: bool = field(default=True, metadata={"help": "Diagnostics callback."})
+    env_kwargs: dict[str, Any] = field(
+        default_factory=dict, metadata={"help": "Extra env keyword arguments."}
+    )
+    overrides: dict[str, Any] = field(
+        default_factory=dict, metadata={"help": "Preset field overrides (GRPOConfig names)."}
+    )
+
+
+def reward_config_for(cfg: TrainConfig) -> Any:
+    """The env ``RewardConfig``: the named preset plus the ``--gamma`` / ``--citations`` flags."""
+    from dataclasses import replace
+
+    from wikigym.envs.rewards import RewardConfig
+
+    rc = RewardConfig.from_name(cfg.reward)
+    if cfg.gamma is not None:
+        rc = replace(rc, gamma=cfg.gamma)
+    if cfg.citations and rc.w_citation == 0.0:
+        rc = replace(rc, w_citation=0.5, citation_gate=True)
+    return rc
+
+
+def env_spec_for(cfg: TrainConfig) -> EnvSpec:
+    """The :class:`EnvSpec` of a run (WikiSearch gets the step budget; python off on CPU
+    presets, where the sandbox is not the point)."""
+    kwargs: dict[str, Any] = {"reward": reward_config_for(cfg), **cfg.env_kwargs}
+    if cfg.env.split(":")[-1].startswith("WikiSearch"):
+        kwargs.setdefault("max_steps", cfg.max_env_steps)
+        kwargs.setdefault("python", "off" if cfg.preset == "cpu-tiny" else "auto")
+    return EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
+
+
+def resolve_model(cfg: TrainConfig) -> str:
+    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only)."""
+    if cfg.model:
+        return cfg.model
+    if cfg.preset != "cpu-tiny":
+        raise WikigymError(
+            f"--model is required with preset {cfg.preset!r}; only cpu-tiny builds a tiny local model"
+        )
+    from wikigym.corpora.default import cache_dir
+    from wikigym.trainers.tiny import build_tiny_model
+
+    return str(build_tiny_model(cache_dir() / TINY_MODEL_DIRNAME, seed=0))
+
+
+def build_grpo_config(cfg: TrainConfig, preset: GRPOPreset, *, max_env_steps: int):  # -> GRPOConfig
+    """The ``GRPOConfig`` of a run: preset fields, overrides, vLLM mode, logging."""
+    from trl import GRPOConfig
+
+    from wikigym.trainers.vllm import vllm_overrides
+
+    kwargs = preset.grpo_kwargs()
+    if cfg.max_steps is not None:
+        kwargs["max_steps"] = cfg.max_steps
+    kwargs.update(vllm_overrides(cfg.use_vllm, preset, server_url=cfg.vllm_server_url))
+    kwargs.update(cfg.overrides)
+    if not kwargs["use_vllm"]:
+        # IS correction compares vLLM's log-probs with the trainer's; without vLLM there is none.
+        kwargs["vllm_importance_sampling_correction"] = False
+    if kwargs["beta"] == 0.0:
+        kwargs["sync_ref_model"] = False
+    try:
+        import tensorboard  # noqa: F401
+
+        report_to = ["tensorboard"]
+    except ImportError:
+        report_to = []
+    cpu = preset.name == "cpu-tiny"
+    return GRPOConfig(
+        output_dir=cfg.output_dir,
+        seed=cfg.seed,
+        max_tool_calling_iterations=max_env_steps,
+        report_to=report_to,
+        save_strategy="no" if cpu else "steps",
+        use_cpu=cpu,
+        dataloader_num_workers=0,
+        disable_tqdm=False,
+        **kwargs,
+    )
+
+
+def build_trainer(cfg: TrainConfig) -> tuple[Any, Any | None]:
+    """The ``GRPOTrainer`` of a run and its diagnostics callback (or None).
+
+    Returns:
+        ``(trainer, diagnostics)``.
+    """
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+
+    from wikigym.trainers.diagnostics import DiagnosticsCallback
+
+    preset = get_preset(cfg.preset)
+    spec = env_spec_for(cfg)
+    model = resolve_model(cfg)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    max_env_steps = int(spec.kwargs.get("max_steps", 1))
+    args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)
+    dataset = build_dataset(spec, num_rows=cfg.num_rows, seed=cfg.seed)
+    sink = EpisodeSink()
+    stop_ids = sorted(
+        {int(t) for t in (tokenizer.eos_token_id, tokenizer.pad_token_id) if t is not None}
+        | set(_generation_eos(model))
+    )
+    finish = make_finish_episodes(stop_ids, mask_length_truncated=args.mask_truncated_completions)
+    diagnostics = (
+        DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[finish],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=make_environment_factory(spec, sink),
+    )
+    if diagnostics is not None:
+        # First in line: the printer and TensorBoard callbacks then see the diag/ metrics.
+        trainer.callback_handler.callbacks.insert(0, diagnostics)
+    return trainer, diagnostics
+
+
+def _generation_eos(model: str) -> list[int]:
+    path = Path(model) / "generation_config.json"
+    if not path.is_file():
+        return []
+    eos = json.loads(path.read_text(encoding="utf-8")).get("eos_token_id")
+    if eos is None:
+        return []
+    return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
+
+
+def train(cfg: TrainConfig) -> dict[str, Any]:
+    """Run GRPO; returns the diagnostics summary (also in ``OUTPUT_DIR``).
+
+    Writes ``OUTPUT_DIR/train_config.json``, ``metrics.jsonl`` (one object per logging step),
+    ``diagnostics_summary.json`` and the final model.
+    """
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "train_config.json").write_text(
+        json.dumps(asdict(cfg), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+    )
+    trainer, diagnostics = build_trainer(cfg)
+    trainer.train()
+    trainer.save_model(str(out / "final"))
+    return diagnostics.summary() if diagnostics is not None else {}
