@@ -208,7 +208,7 @@ def render(res: dict[str, Any]) -> str:
         c = res["c"]
         parts.append(
             f"## (c) peak memory of a {c['passages']:,}-passage build (`{c['snapshot']}`)\n\n"
-            f"Command: `{c['command']}` (sampled every 0.2 s over the process tree; "
+            f"Command: `{c['command']}` (RSS sampled every 0.5 s, PSS every 2 s, over the process tree; "
             f"{c['samples']} samples, up to {c['peak_processes']} processes)\n\n"
             + common.markdown_table(
                 [

@@ -189,7 +189,8 @@ class TreeMemory:
     """
 
     pid: int
-    interval: float = 0.2
+    interval: float = 0.5
+    pss_every: int = 4  # PSS reads smaps (costly for big processes): every 4th sample
     peak_rss: int = 0
     peak_pss: int = 0
     peak_procs: int = 0
@@ -203,16 +204,18 @@ class TreeMemory:
             procs = [root, *root.children(recursive=True)]
         except psutil.NoSuchProcess:
             return
+        full = self.samples % self.pss_every == 0
         rss = pss = 0
         for proc in procs:
             try:
-                info = proc.memory_full_info()
+                info = proc.memory_full_info() if full else proc.memory_info()
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
             rss += info.rss
             pss += getattr(info, "pss", info.rss)
         self.peak_rss = max(self.peak_rss, rss)
-        self.peak_pss = max(self.peak_pss, pss)
+        if full:
+            self.peak_pss = max(self.peak_pss, pss)
         self.peak_procs = max(self.peak_procs, len(procs))
         self.samples += 1
 
@@ -232,7 +235,7 @@ class TreeMemory:
             self._thread.join()
 
 
-def run_measured(cmd: Sequence[str], interval: float = 0.2) -> dict[str, Any]:
+def run_measured(cmd: Sequence[str], interval: float = 0.5) -> dict[str, Any]:
     """Run a command to completion; return its seconds and the peak memory of its tree.
 
     Raises:

@@ -10,6 +10,7 @@ from pathlib import Path
 from wikigym import __version__
 from wikigym.corpora import cli as corpus_cli
 from wikigym.envs import tasks_cli
+from wikigym.eval import cli as eval_cli
 from wikigym.errors import WikigymError
 
 
@@ -22,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     corpus_cli.add_parser(sub)
     tasks_cli.add_parser(sub)
+    eval_cli.add_parser(sub)
     r = sub.add_parser(
         "replay", help="re-run a recorded trajectory; exit 1 at the first divergence"
     )

@@ -17,6 +17,11 @@ Plan, for a question such as "What is the population of the birthplace of X?":
    the page of the next hop.
 4. Answer the last value, citing the passage it came from.
 
+Questions that describe their subject ("the person who was born on 5 May 1901") or ask for
+the page that holds a value ("Which novel first appeared in 1868?") take the search hit
+whose passage states the question's verbatim constants (dates, numbers, names) as the
+entity, then follow the relation asked about it, if any.
+
 Nothing here knows the answers: questions whose subject is described rather than named,
 which constrain several attributes, or which hide numbers, defeat it, which is the point.
 """
@@ -312,12 +317,15 @@ class PageView:
     next_part: int | None
 
 
-def parse_search(obs: str) -> list[tuple[int, str]]:
-    """(passage id, page title) of each search hit, best first."""
-    out = []
+def parse_search(obs: str) -> list[tuple[int, str, str]]:
+    """(passage id, page title, passage text) of each search hit, best first."""
+    out: list[tuple[int, str, str]] = []
     for line in obs.splitlines():
         if m := _SEARCH_HIT.match(line):
-            out.append((int(m.group(1)), m.group(2)))
+            out.append((int(m.group(1)), m.group(2), ""))
+        elif out and line.startswith("   "):
+            pid, title, text = out[-1]
+            out[-1] = (pid, title, f"{text} {line.strip()}".strip())
     return out
 
 
@@ -437,6 +445,65 @@ def best_value(page: PageView, hop: Hop) -> tuple[str, int] | None:
     return None if best is None else (best[3], best[4])
 
 
+_DESCRIBED = re.compile(r"\b(?:the|a|an)\s+(?:[a-z]+\s+){0,2}?(?:who|that|which|whose|where)\b")
+_HEAD_OF = re.compile(
+    r"^(what|which|who|where|when)\s+(?:is|was|are|were)\s+the\s+(.+?)\s+of\s*$", re.I
+)
+_HEAD_VERB = re.compile(r"^(when|where)\s+(?:did|was|were|is)\s*$", re.I)
+
+
+def constants(question: str, named: list[str]) -> list[str]:
+    """What the question states verbatim: dates, numbers and names (to find in passages)."""
+    found = [m.group(0) for m in _DATE.finditer(question)]
+    spans = [(m.start(), m.end()) for m in _DATE.finditer(question)]
+    found += [
+        m.group(0)
+        for m in _NUMBER.finditer(question)
+        if not any(a <= m.start() < b for a, b in spans)
+    ]
+    found += named
+    subject = guess_subject(question.rstrip("?"))
+    if subject != question.rstrip("?") and subject[:1].isupper():
+        found.append(subject)
+    return list(dict.fromkeys(found))
+
+
+def reverse_pick(
+    hits: list[tuple[int, str, str]], question: str, named: list[str]
+) -> tuple[str, list[str]] | None:
+    """The search hit whose passage states the question's constants: (its title, citation)."""
+    consts = constants(question, named)
+    excluded = {c.lower() for c in consts}
+    cues = {w[:5] for w in _words(question) if w not in STOPWORDS and len(w) > 3}
+    cues -= {w[:5] for c in consts for w in _words(c)}
+    best: tuple[float, int, str, int] | None = None
+    for order, (pid, title, text) in enumerate(hits):
+        if title.lower() in excluded:
+            continue
+        score = 2.0 * sum(c in text for c in consts)
+        if score == 0:
+            continue
+        stems = {w[:5] for w in _words(text)}
+        score += 0.5 * len(cues & stems)
+        key = (-score, order, title, pid)
+        if best is None or key < best:
+            best = key
+    return None if best is None else (best[2], [f"p{best[3]}"])
+
+
+def head_hops(question: str, described: re.Match[str]) -> list[Hop]:
+    """Relations asked about a described entity ("What was the occupation of the person who
+    ...", "When did the person who ... die?"); empty when the description is the answer."""
+    head = question[: described.start()].strip()
+    qword = head.split(" ", 1)[0].lower() if head else ""
+    if m := _HEAD_OF.match(head):
+        return [_hop(m.group(2), qword)]
+    if _HEAD_VERB.match(head):
+        last = _words(question)[-1:] or [""]
+        return [_hop(last[0], qword)]
+    return []
+
+
 class HeuristicAgent:
     """Search, open the named page, follow the relation chain, answer the best candidate.
 
@@ -477,11 +544,28 @@ class HeuristicAgent:
     def _run(self, question: str) -> Generator[str, str, None]:
         yield ""  # primed by reset(); the first send() carries the task prompt
         obs = yield tool_call("search", {"query": question, "k": 10})
+        hits = parse_search(obs)
         low_q = question.lower()
-        named = [t for _, t in parse_search(obs) if t.lower() in low_q]
+        named = list(dict.fromkeys(t for _, t, _ in hits if t.lower() in low_q))
+        described = _DESCRIBED.search(question)
+        if described is not None:
+            # "the person who was born on ...": find the page that states the constants.
+            picked = reverse_pick(hits, question, named)
+            if picked is None:
+                return
+            self._guess = picked
+            hops = head_hops(question, described)
+            if hops:
+                yield from self._follow(picked[0], hops)
+            return
         plan = analyse(question, max(named, key=len) if named else None)
-        entity = plan.subject
-        for i, hop in enumerate(plan.hops):
+        solved = yield from self._follow(plan.subject, plan.hops)
+        if not solved and (picked := reverse_pick(hits, question, named)) is not None:
+            self._guess = picked  # "Which person was born on ...?": the answer is a page
+
+    def _follow(self, entity: str, hops: list[Hop]) -> Generator[str, str, bool]:
+        """Open ``entity`` and follow ``hops``; True when every hop gave a value."""
+        for i, hop in enumerate(hops):
             page = None
             part = 1
             while True:
@@ -505,11 +589,12 @@ class HeuristicAgent:
                     break
                 part = view.next_part
             if page is None:
-                return
+                return False
             found = best_value(page, hop)
             if found is None:
-                return
+                return False
             value, pid = found
             self._guess = (value, [f"p{pid}"])
-            if i < len(plan.hops) - 1:
+            if i < len(hops) - 1:
                 entity = value
+        return True

@@ -158,7 +158,12 @@ def _markdown(summary: dict[str, Any], run: EvalRun) -> str:
             f"| {lv} | {s['episodes']} | {s['success_rate']:.3f} | {s['mean_f1']:.3f} | "
             f"{s['mean_steps']:.2f} | {s['tool_error_rate']:.3f} | {s['truncation_rate']:.3f} |"
         )
-    lines += ["", "## Hallucinations (counts)", "", "| level | " + " | ".join(HALLUCINATION_TYPES)]
+    lines += [
+        "",
+        "## Hallucinations (counts)",
+        "",
+        "| level | " + " | ".join(HALLUCINATION_TYPES) + " |",
+    ]
     lines.append("|---" + "|---:" * len(HALLUCINATION_TYPES) + "|")
     for lv, s in rows:
         counts = " | ".join(str(s["hallucinations"][h]) for h in HALLUCINATION_TYPES)

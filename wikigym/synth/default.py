@@ -16,6 +16,4 @@ def default_taskset(snapshot: Snapshot) -> TaskSet:
     Raises:
         SynthError: The snapshot cannot give 50 tasks of every level (too small or sparse).
     """
-    return generate_tasks(
-        snapshot, SynthConfig(difficulty="mixed", n=DEFAULT_N, seed=DEFAULT_SEED)
-    )
+    return generate_tasks(snapshot, SynthConfig(difficulty="mixed", n=DEFAULT_N, seed=DEFAULT_SEED))

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from wikigym.synth.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.query import Ask, Count, Entity, Intersect, IsA, Node, Project, Range, Value, hops
+from wikigym.synth.query import (
+    Ask,
+    Count,
+    Entity,
+    Intersect,
+    IsA,
+    Node,
+    Project,
+    Range,
+    Value,
+    hops,
+)
 
 Item = int | str
 
@@ -73,7 +84,9 @@ class Evaluator:
             return frozenset((str(len(self.eval(node.arg))),))
         if isinstance(node, Ask):
             target = self.eval(node.arg)
-            cand = node.candidate.doc_id if isinstance(node.candidate, Entity) else node.candidate.key
+            cand = (
+                node.candidate.doc_id if isinstance(node.candidate, Entity) else node.candidate.key
+            )
             return frozenset(("yes" if cand in target else "no",))
         raise SynthError(f"cannot evaluate {type(node).__name__}")
 

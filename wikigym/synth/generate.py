@@ -8,6 +8,7 @@ order).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from wikigym.synth.values import format_number
 
 GENERATOR = "wikigym.synth/1"
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
+_DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
@@ -185,6 +187,9 @@ class TaskBuilder:
         if isinstance(a, int):
             title = g.titles[a]
             aliases = [r for r in g.redirects[a] if r and r != title]
+            bare = _DISAMBIGUATOR.sub("", title)
+            if bare != title:  # "Leth Zeirny (novelist)" is also answered by "Leth Zeirny"
+                aliases.insert(0, bare)
             return title, list(dict.fromkeys(aliases)), "entity"
         assert isinstance(draft.root, Project)
         vt = g.rel_types.get(draft.root.relation, "text")
@@ -221,7 +226,9 @@ class TaskBuilder:
             if isinstance(e, int) and e not in constants and e != draft.answer
         ]
         hidden = list(dict.fromkeys(hidden))
-        if draft.form != "yes_no" and any(para.contains_word(question, g.titles[e]) for e in hidden):
+        if draft.form != "yes_no" and any(
+            para.contains_word(question, g.titles[e]) for e in hidden
+        ):
             return None
         first = first_constant(root, self.renderer) or question[:120]
         try:

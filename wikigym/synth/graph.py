@@ -26,12 +26,53 @@ from wikigym.synth.values import Literal, clean_literal
 LINKS_TO = "links_to"
 # Relations that never make a question: names, images, coordinates, ranks, codes.
 SKIP_RELATIONS = frozenset(
-    """name common_name conventional_long_name native_name image caption image_caption
-    website logo map signature alt image_map map_caption image_flag image_coat footnotes
-    latd latm lats latns longd longm longs longew coordinates coordinates_display
-    population_density_rank area_rank population_estimate_rank gdp_ppp_rank gdp_nominal_rank
-    hdi_rank symbol_type cctld calling_code time_zone utc_offset drives_on iso3166code
-    currency_code instance_of title module years_active""".split()
+    [
+        "name",
+        "common_name",
+        "conventional_long_name",
+        "native_name",
+        "image",
+        "caption",
+        "image_caption",
+        "website",
+        "logo",
+        "map",
+        "signature",
+        "alt",
+        "image_map",
+        "map_caption",
+        "image_flag",
+        "image_coat",
+        "footnotes",
+        "latd",
+        "latm",
+        "lats",
+        "latns",
+        "longd",
+        "longm",
+        "longs",
+        "longew",
+        "coordinates",
+        "coordinates_display",
+        "population_density_rank",
+        "area_rank",
+        "population_estimate_rank",
+        "gdp_ppp_rank",
+        "gdp_nominal_rank",
+        "hdi_rank",
+        "symbol_type",
+        "cctld",
+        "calling_code",
+        "time_zone",
+        "utc_offset",
+        "drives_on",
+        "iso3166code",
+        "currency_code",
+        "instance_of",
+        "title",
+        "module",
+        "years_active",
+    ]
 )
 _PERSONLIKE = frozenset(
     {
@@ -40,6 +81,9 @@ _PERSONLIKE = frozenset(
         "sportsperson", "astronaut", "president", "prime minister", "monarch", "saint",
     }
 )  # fmt: skip
+# Infobox values that are placeholders or template residue rather than facts.
+_JUNK_VALUES = frozenset({"date", "utc", "yes", "no", "none", "unknown", "capital", "n/a", "see"})
+_HAS_WORD = re.compile(r"[^\W\d_]{3}")
 _KIND = re.compile(r"^[a-z][a-z .]{1,24}$")
 _KIND_MAP = {"settlement": "city", "u.s. state": "state"}
 
@@ -52,6 +96,19 @@ def _kind_of(infobox_type: str | None) -> str | None:
         return "person"
     t = _KIND_MAP.get(t, t)
     return t if _KIND.match(t) else None
+
+
+def _clean_infobox(relation: str, value_type: str, value: str) -> bool:
+    """Whether an infobox literal looks like a fact: numbered series fields (``leader_name1``),
+    dates that did not parse as dates, and words shorter than three letters are dropped."""
+    if any(ch.isdigit() for ch in relation):
+        return False
+    if value_type in ("date", "number"):
+        return True
+    if relation.endswith(("_date", "_year", "date", "year")):
+        return False
+    v = value.strip()
+    return bool(_HAS_WORD.search(v)) and v.casefold() not in _JUNK_VALUES
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +194,13 @@ class KnowledgeGraph:
         return g
 
     def _load_facts(self, snapshot: Snapshot, source: str) -> None:
-        located = "" if source == "world" else (
-            " AND p.doc_id = f.subject_doc_id AND (contains(lower(p.text), lower(f.object))"
-            " OR contains(lower(p.text), lower(coalesce(f.object_title, f.object))))"
+        located = (
+            ""
+            if source == "world"
+            else (
+                " AND p.doc_id = f.subject_doc_id AND (contains(lower(p.text), lower(f.object))"
+                " OR contains(lower(p.text), lower(coalesce(f.object_title, f.object))))"
+            )
         )
         t = snapshot.sql(
             "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,"
@@ -159,6 +220,8 @@ class KnowledgeGraph:
                 if obj_doc == subj:
                     continue
                 self._add(fid, subj, rel, int(obj_doc), obj_title or obj, pid, "entity", None)
+                continue
+            if source != "world" and not _clean_infobox(rel, vtype, obj):
                 continue
             lit = clean_literal("text" if vtype == "entity" else vtype, obj)
             if lit is None:

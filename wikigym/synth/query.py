@@ -219,9 +219,7 @@ def measures(node: Node) -> dict[str, int]:
     return {
         "hops": hops(node),
         "constraints": sum(isinstance(n, Project | Range) for n in nodes),
-        "intersections": sum(
-            isinstance(n, Intersect) and len(constraints(n)) >= 2 for n in nodes
-        ),
+        "intersections": sum(isinstance(n, Intersect) and len(constraints(n)) >= 2 for n in nodes),
         "obfuscated_values": sum(isinstance(n, Range) for n in nodes),
         "described_entities": sum(
             isinstance(n, Project) and not isinstance(n.arg, CONSTANTS) for n in nodes

@@ -135,8 +135,9 @@ class Renderer:
         members = constraints(root)
         if len(members) == 1:
             m = members[0]
-            if isinstance(m, Project) and not m.inverse and self.rng.random() < 0.5:
-                noun = self._pick(relation_text(m.relation).nouns).format(s=self.np(m.arg))
+            nouns = [n for n in relation_text(m.relation).nouns if n.startswith("the ")]
+            if isinstance(m, Project) and not m.inverse and nouns and self.rng.random() < 0.5:
+                noun = self._pick(nouns).format(s=self.np(m.arg))
                 return ("Who is " if kind == "person" else "What is ") + noun + "?"
             text = self.clause(m, "{who}")
             if text.startswith("{who} "):

@@ -281,8 +281,10 @@ class Sampler:
                 members.extend(extra)
             if len(cand) != 1:
                 continue
-            node: Node = Intersect((IsA(kind), *members)) if kind else (
-                members[0] if len(members) == 1 else Intersect(tuple(members))
+            node: Node = (
+                Intersect((IsA(kind), *members))
+                if kind
+                else (members[0] if len(members) == 1 else Intersect(tuple(members)))
             )
             return node, cand
         return None

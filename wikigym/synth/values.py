@@ -114,7 +114,7 @@ def year_span(year: int, rng: np.random.Generator) -> Span:
 
 def number_span(value: float, rng: np.random.Generator) -> Span:
     """A range of round numbers around ``value`` with neither end equal to it."""
-    magnitude = 10 ** max(0, int(math.floor(math.log10(max(value, 1.0)))) - 1)
+    magnitude = 10 ** max(0, math.floor(math.log10(max(value, 1.0))) - 1)
     steps = int(rng.integers(2, 6))  # width in units of `magnitude`
     lo_units = math.floor(value / magnitude) - int(rng.integers(1, steps))
     lo = max(0, lo_units) * magnitude

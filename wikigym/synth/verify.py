@@ -88,7 +88,8 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     # Evidence.
     for f in task.evidence.facts:
         obj = f.object_doc_id if f.object_doc_id is not None else None
-        rows = graph.fwd.get(f.relation, {}).get(f.subject_doc_id or -1, ())
+        subject = -1 if f.subject_doc_id is None else f.subject_doc_id
+        rows = graph.fwd.get(f.relation, {}).get(subject, ())
         ok = any(
             graph.f_pid[r] == f.passage_id
             and (graph.f_obj[r] == obj if obj is not None else graph.f_surface[r] == f.object)
