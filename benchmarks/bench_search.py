@@ -149,6 +149,41 @@ class Ours(System):
         return [(h.passage_id, h.title, h.text) for h in self.snap.search(query, K)]
 
 
+class OursStrictParse(System):
+    """Diagnostic: wikigym's PassageSearcher with ``parse_query`` instead of the lenient parse.
+
+    ``parse_query_lenient`` nests one BooleanQuery per term, which tantivy evaluates about
+    twice as slowly as the flat union that ``parse_query`` builds for the same words. The
+    query text is already reduced to plain lower-case words, so the strict parser cannot
+    meet operators; this row shows what that one-line change would give.
+    """
+
+    name = "wikigym+strict-parse (diagnostic)"
+
+    def __init__(self, corpus: Corpus) -> None:
+        from wikigym.corpora.index import PassageSearcher, query_terms
+        from wikigym.corpora.snapshot import Snapshot
+
+        config = Snapshot.open(corpus.snapshot, verify="none").index_config
+        searcher = PassageSearcher(corpus.snapshot / "index", config)
+        index = searcher.index
+
+        def build_query(text: str) -> Any:
+            terms = query_terms(text, config.max_query_terms)
+            if not terms:
+                return None
+            return index.parse_query(
+                " ".join(terms), ["title", "body"], field_boosts={"title": config.title_boost}
+            )
+
+        searcher.build_query = build_query  # type: ignore[method-assign]
+        self.searcher = searcher
+        self.build_note = "same index as wikigym"
+
+    def search(self, query: str) -> Result:
+        return [(h.passage_id, h.title, h.text) for h in self.searcher.search(query, K)]
+
+
 class RawTantivy(System):
     name = "tantivy-raw"
 
@@ -333,6 +368,19 @@ def throughput(
     return {"qps": common.median(rates), "qps_passes": rates}
 
 
+def paired_ratio(a: System, b: System, queries: Sequence[str], repeat: int) -> dict[str, float]:
+    """a/b time per query, the two run back to back on each query (robust to load drift)."""
+    ratios = []
+    for _ in range(repeat):
+        for q in queries:
+            start = time.perf_counter()
+            a.search(q)
+            mid = time.perf_counter()
+            b.search(q)
+            ratios.append((mid - start) / (time.perf_counter() - mid))
+    return {"p50": common.percentile(ratios, 50), "mean": sum(ratios) / len(ratios)}
+
+
 def overlap(a: Sequence[Result], b: Sequence[Result]) -> float:
     """Mean share of top-10 passage ids that two systems agree on."""
     shares = []
@@ -355,23 +403,32 @@ def bench_corpus(corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
 
     boost = Snapshot.open(corpus.snapshot, verify="none").index_config.title_boost
     systems: list[System] = [Ours(corpus), RawTantivy(corpus, boost)]
+    if not args.no_diagnostic:
+        systems.append(OursStrictParse(corpus))
     if not args.no_bm25s:
         print("  indexing bm25s ...", flush=True)
         systems.append(Bm25s(corpus, args.bm25s_stopwords))
     if not args.no_duckdb:
         print("  indexing duckdb fts ...", flush=True)
         systems.append(DuckFts(corpus))
+    paired = paired_ratio(systems[0], systems[1], queries, args.repeat)
     rows: dict[str, dict[str, Any]] = {}
     hits: dict[str, list[Result]] = {}
     for system in systems:
         qs = queries[: args.duckdb_queries] if isinstance(system, DuckFts) else queries
         hits[system.name] = [system.search(q) for q in qs]  # warm-up pass; kept for agreement
-        lat = latency(system, qs, args.repeat)
-        row: dict[str, Any] = {"queries": len(qs), **lat}
+        passes = args.duckdb_repeat if isinstance(system, DuckFts) else args.repeat
+        lat = latency(system, qs, passes)
+        row: dict[str, Any] = {"queries": len(qs), "passes": passes, **lat}
         for threads in args.threads:
-            row[f"threads_{threads}"] = throughput(system.search, qs, threads, args.repeat)
+            row[f"threads_{threads}"] = throughput(system.search, qs, threads, passes)
         if isinstance(system, Bm25s):
-            row["batch_qps"] = {t: system.batch_qps(queries, t) for t in args.threads}
+            for t in args.threads:  # numba compiles the parallel path on first use
+                system.batch_qps(queries[:20], t)
+            row["batch_qps"] = {
+                t: common.median([system.batch_qps(queries, t) for _ in range(args.repeat)])
+                for t in args.threads
+            }
         row["build_seconds"] = system.build_seconds
         row["build_note"] = system.build_note
         rows[system.name] = row
@@ -395,9 +452,15 @@ def bench_corpus(corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
     ratios: dict[str, float] = {
         "wikigym/tantivy-raw p50": ours["p50_ms"] / raw["p50_ms"],
         "wikigym/tantivy-raw p99": ours["p99_ms"] / raw["p99_ms"],
+        "wikigym/tantivy-raw per query, paired (median)": paired["p50"],
     }
     if "bm25s" in rows:
         ratios["wikigym/bm25s p50"] = ours["p50_ms"] / rows["bm25s"]["p50_ms"]
+    if OursStrictParse.name in rows:
+        strict = rows[OursStrictParse.name]
+        ratios["wikigym+strict-parse/tantivy-raw p50"] = strict["p50_ms"] / raw["p50_ms"]
+        if "bm25s" in rows:
+            ratios["wikigym+strict-parse/bm25s p50"] = strict["p50_ms"] / rows["bm25s"]["p50_ms"]
     if "duckdb-fts" in rows:
         ratios["wikigym/duckdb-fts p50"] = ours["p50_ms"] / rows["duckdb-fts"]["p50_ms"]
     if t_hi != t_lo:
@@ -492,12 +555,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--duckdb-queries", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3, help="timed passes (median reported)")
+    parser.add_argument("--duckdb-repeat", type=int, default=1, help="timed passes of DuckDB")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument(
         "--bm25s-stopwords", default=None, help="bm25s stop words (default none, like en_stem)"
     )
     parser.add_argument("--no-bm25s", action="store_true")
     parser.add_argument("--no-duckdb", action="store_true")
+    parser.add_argument(
+        "--no-diagnostic", action="store_true", help="skip the wikigym+strict-parse row"
+    )
     parser.add_argument("--no-build-times", action="store_true", help="skip the tantivy-only build")
     parser.add_argument(
         "--quick", action="store_true", help="5k-article world, 100 queries, 20 DuckDB, 1 pass"

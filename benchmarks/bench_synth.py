@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
 
 import common
+import psutil
 
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
@@ -50,9 +51,11 @@ def main() -> int:
         build_world_snapshot(args.articles, args.seed, snap_dir, progress=True)
         build_s = time.perf_counter() - t0
     snap = Snapshot.open(snap_dir, verify="sizes")
+    rss0 = psutil.Process().memory_info().rss
     t0 = time.perf_counter()
     g = graph_of(snap)
     graph_s = time.perf_counter() - t0
+    graph_mib = (psutil.Process().memory_info().rss - rss0) / 2**20
     rows = []
     results: dict[str, dict[str, float]] = {}
     phd_tasks = None
@@ -76,6 +79,7 @@ def main() -> int:
         "snapshot_id": snap.snapshot_id,
         "world_build_s": build_s,
         "graph_build_s": round(graph_s, 3),
+        "graph_rss_growth_mib": round(graph_mib, 1),
         "generate": results,
         "verify_phd": {
             "tasks": len(phd_tasks),
@@ -88,7 +92,8 @@ def main() -> int:
     }
     md = (
         f"World: {snap.num_articles:,} articles, {len(g.f_id):,} facts in the graph "
-        f"(snapshot {snap.snapshot_id[:16]}). Graph build: {graph_s:.1f} s (once per snapshot)."
+        f"(snapshot {snap.snapshot_id[:16]}). Graph build: {graph_s:.1f} s (once per snapshot), "
+        f"resident memory +{graph_mib:,.0f} MiB."
         "\n\nGeneration (each task proved unique by evaluating its whole query over all facts, "
         "leak-checked, with evidence, rubric and oracle), one process, one thread:\n\n"
         + common.markdown_table(["level", "tasks", "seconds", "tasks/s"], rows)

@@ -57,14 +57,25 @@ def shared_one_hop_tasks(snapshot: Snapshot) -> TaskSet:
         return tasks
 
 
+def default_tasks_path() -> Path:
+    """Where the default TaskSet lives: beside the default snapshot, named by generator."""
+    from wikigym.corpora.default import default_snapshot_path
+    from wikigym.synth.generate import GENERATOR
+
+    path = default_snapshot_path()
+    tag = GENERATOR.replace("/", "-").replace(".", "-")
+    return path.parent / f"{path.name}.{tag}.tasks.jsonl"
+
+
 def default_resources(progress: bool = True) -> tuple[Snapshot, TaskSet]:
-    """The embedded default: the generated-world snapshot and its TaskSet (built once)."""
+    """The embedded default: the generated-world snapshot and synth's mixed-difficulty
+    TaskSet (50 tasks per level), both built once into the user cache."""
     from wikigym.corpora.default import ensure_default_snapshot
-    from wikigym.envs.default_tasks import one_hop_tasks
+    from wikigym.synth.default import default_taskset
 
     path = ensure_default_snapshot(progress=progress)
     snap = shared_snapshot(path)
-    tasks_file = path.parent / f"{path.name}.tasks.jsonl"
+    tasks_file = default_tasks_path()
     if not tasks_file.is_file():
-        one_hop_tasks(snap).save(tasks_file)
+        default_taskset(snap).save(tasks_file)  # written atomically by TaskSet.save
     return snap, shared_taskset(tasks_file)

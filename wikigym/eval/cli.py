@@ -20,7 +20,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "REPORT/episodes.jsonl, REPORT/report.md and PNG plots."
         ),
     )
-    p.add_argument("--tasks", type=Path, required=True, help="TaskSet file (.jsonl or .parquet)")
+    p.add_argument(
+        "--tasks",
+        type=Path,
+        default=None,
+        help="TaskSet file (.jsonl or .parquet); default: the default world's synth TaskSet",
+    )
     p.add_argument(
         "--corpus", type=Path, default=None, help="snapshot directory (default: the default world)"
     )
@@ -62,6 +67,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         max_steps=args.max_steps,
     )
+    if args.tasks is None:
+        if args.corpus is not None:
+            raise EvalError("--corpus needs --tasks: pass the TaskSet made for that snapshot")
+        from wikigym.envs.resources import default_resources, default_tasks_path
+
+        snapshot, _ = default_resources(progress=not args.quiet)
+        args.tasks, args.corpus = default_tasks_path(), snapshot.path
     done = [0, 0]
 
     def progress(record: object) -> None:

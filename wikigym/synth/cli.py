@@ -18,6 +18,7 @@ from pathlib import Path
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.tasks import TaskSet
 from wikigym.errors import WikigymError
+from wikigym.synth.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES, SynthConfig, generate_tasks
 from wikigym.synth.stats import format_stats, taskset_stats
 from wikigym.synth.verify import verify_taskset
@@ -57,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "generate":
+        if Path(args.out).suffix not in (".jsonl", ".parquet"):
+            raise SynthError(f"--out must end in .jsonl or .parquet, got {args.out!r}")
         snapshot = _snapshot(args.corpus)
         rels = None
         if args.relations:

@@ -135,8 +135,11 @@ class Renderer:
         members = constraints(root)
         if len(members) == 1:
             m = members[0]
-            nouns = [n for n in relation_text(m.relation).nouns if n.startswith("the ")]
-            if isinstance(m, Project) and not m.inverse and nouns and self.rng.random() < 0.5:
+            rt = relation_text(m.relation)
+            nouns = [n for n in rt.nouns if n.startswith("the ")]
+            forward = isinstance(m, Project) and not m.inverse
+            # Without a verb of its own a forward clause reads "is the ...": ask for the noun.
+            if forward and nouns and (not rt.fwd or self.rng.random() < 0.5):
                 noun = self._pick(nouns).format(s=self.np(m.arg))
                 return ("Who is " if kind == "person" else "What is ") + noun + "?"
             text = self.clause(m, "{who}")

@@ -255,7 +255,9 @@ class DiagnosticsCallback(TrainerCallback):
         self._episodes = 0
         self._masked = 0
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:  # noqa: E501
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
         if logs is None or not state.is_world_process_zero:
             return
         records = self.sink.drain() if self.sink is not None else []
@@ -273,7 +275,10 @@ class DiagnosticsCallback(TrainerCallback):
         if state.log_history and state.log_history[-1].get("step") == step:
             state.log_history[-1].update(diag)
         for alarm in alarms:
-            print(f"[wikigym] ALARM step {step}: {alarm.name} ({alarm.value}): {alarm.message}", file=self.stream)
+            print(
+                f"[wikigym] ALARM step {step}: {alarm.name} ({alarm.value}): {alarm.message}",
+                file=self.stream,
+            )
         row = {"step": step, **{k: _jsonable(v) for k, v in sorted(logs.items())}}
         self.history.append(row)
         if self.output_dir is not None:
@@ -292,7 +297,9 @@ class DiagnosticsCallback(TrainerCallback):
             "tool_calls": calls,
             "tool_call_validity": self._totals.get("valid_tool_calls", 0) / calls if calls else 0.0,
             "tool_errors": {
-                k.split("/", 1)[1]: v for k, v in sorted(self._totals.items()) if k.startswith("tool_errors/")
+                k.split("/", 1)[1]: v
+                for k, v in sorted(self._totals.items())
+                if k.startswith("tool_errors/")
             },
             "reward_first": rewards[0] if rewards else None,
             "reward_last": rewards[-1] if rewards else None,
@@ -317,7 +324,10 @@ class DiagnosticsCallback(TrainerCallback):
             file=self.stream,
         )
         for alarm in summary["alarms"]:
-            print(f"[wikigym]   step {alarm['step']}: {alarm['name']}: {alarm['message']}", file=self.stream)
+            print(
+                f"[wikigym]   step {alarm['step']}: {alarm['name']}: {alarm['message']}",
+                file=self.stream,
+            )
 
 
 def _jsonable(value: Any) -> Any:

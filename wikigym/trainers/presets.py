@@ -100,7 +100,9 @@ class GRPOPreset:
     logging_steps: int = field(default=1, metadata={"help": "Log (and diagnose) every step."})
     save_steps: int = field(default=100, metadata={"help": "Checkpoint interval."})
     bf16: bool = field(default=False, metadata={"help": "bfloat16 mixed precision."})
-    gradient_checkpointing: bool = field(default=False, metadata={"help": "Trade compute for memory."})
+    gradient_checkpointing: bool = field(
+        default=False, metadata={"help": "Trade compute for memory."}
+    )
     use_vllm: bool = field(default=False, metadata={"help": "Generate with vLLM."})
     vllm_mode: str = field(default="colocate", metadata={"help": "colocate or server."})
     vllm_gpu_memory_utilization: float = field(

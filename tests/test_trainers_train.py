@@ -1,0 +1,90 @@
+"""End to end on the CPU: the tiny model, `wikigym train grpo --preset cpu-tiny`, SFT on the
+export. Slow (minutes on 2 cores)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+from wikigym.trainers.cli import add_parser
+
+pytestmark = pytest.mark.slow
+
+
+def run_cli(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="wikigym")
+    add_parser(p.add_subparsers(dest="command", required=True))
+    args = p.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_tiny_model_is_deterministic(tmp_path: Path) -> None:
+    from wikigym.trainers.tiny import build_tiny_model, directory_digest
+
+    a = build_tiny_model(tmp_path / "a", seed=0)
+    b = build_tiny_model(tmp_path / "b", seed=0)
+    assert directory_digest(a) == directory_digest(b)
+    assert build_tiny_model(a, seed=0) == a  # cached
+
+
+def test_cli_train_grpo_cpu_tiny_calc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert (
+        run_cli(
+            [
+                "train",
+                "grpo",
+                "--preset",
+                "cpu-tiny",
+                "--env",
+                "Calc-v0",
+                "--output-dir",
+                str(out),
+                "--max-steps",
+                "2",
+                "--num-rows",
+                "8",
+            ]
+        )
+        == 0
+    )
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in rows if "loss" in r]
+    assert len(steps) == 2
+    for r in steps:
+        assert r["diag/episodes"] == 4  # num_generations x 1 prompt per step
+        assert "diag/masked_share" in r and "completions/mean_length" in r
+    summary = json.loads((out / "diagnostics_summary.json").read_text())
+    assert summary["episodes"] == 8
+    assert (out / "final" / "config.json").is_file()
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["episodes"] == 8
+
+
+def test_export_then_sft_one_step(tmp_path: Path) -> None:
+    assert run_cli(["export", "sft", "--out", str(tmp_path / "data"), "--limit", "4"]) == 0
+    assert (
+        run_cli(
+            [
+                "train",
+                "sft",
+                "--data",
+                str(tmp_path / "data"),
+                "--output-dir",
+                str(tmp_path / "sft"),
+                "--max-steps",
+                "1",
+                "--batch-size",
+                "2",
+                "--cpu",
+                "--learning-rate",
+                "1e-3",
+            ]
+        )
+        == 0
+    )
+    assert (tmp_path / "sft" / "final" / "model.safetensors").is_file()
