@@ -20,6 +20,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import sys
 import tempfile
@@ -47,12 +48,29 @@ def median_seconds(func: Callable[[], Any], repeat: int) -> tuple[float, list[fl
     return common.median(runs), runs
 
 
-def build_once(sources: Sequence[Path], threads: int, fmt: str = "auto") -> BuildReport:
-    """One build into a throw-away folder under benchmarks/work."""
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def build_once(
+    sources: Sequence[Path], threads: int, fmt: str = "auto"
+) -> tuple[BuildReport, dict[str, float]]:
+    """One build into a throw-away folder under benchmarks/work; and its CPU seconds.
+
+    CPU is split into the main process (reader, id assignment, Parquet and tantivy writer
+    threads, DuckDB resolution) and the worker processes (parsing), from getrusage.
+    """
     tmp = Path(tempfile.mkdtemp(prefix="bench-build-", dir=common.WORK))
     try:
         opened = [open_build_source(p, fmt) for p in sources]
-        return build_snapshot(opened, tmp / "snap", BuildConfig(threads=threads), progress=False)
+        main0, kids0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+        report = build_snapshot(opened, tmp / "snap", BuildConfig(threads=threads), progress=False)
+        cpu = {
+            "main_cpu_s": _cpu(resource.RUSAGE_SELF) - main0,
+            "workers_cpu_s": _cpu(resource.RUSAGE_CHILDREN) - kids0,
+        }
+        return report, cpu
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -95,7 +113,7 @@ def part_a(args: argparse.Namespace) -> dict[str, Any]:
     for threads in args.threads:
         add(
             f"build_snapshot end to end, threads={threads}",
-            lambda t=threads: build_once([path], t),
+            lambda t=threads: build_once([path], t)[0],
             threads,
         )
     ref = rows["mwparserfromhell strip_code"]["mb_s_per_core"]
@@ -122,10 +140,13 @@ def part_b(args: argparse.Namespace) -> dict[str, Any]:
     print(f"(b) {world.name}")
     rows: dict[int, dict[str, Any]] = {}
     for threads in args.threads:
-        reports = [build_once([world], threads, "world") for _ in range(args.repeat_b)]
+        runs = [build_once([world], threads, "world") for _ in range(args.repeat_b)]
+        reports = [r for r, _ in runs]
         sec = common.median([r.seconds for r in reports])
         rows[threads] = {
             "seconds": sec,
+            "main_cpu_s": common.median([c["main_cpu_s"] for _, c in runs]),
+            "workers_cpu_s": common.median([c["workers_cpu_s"] for _, c in runs]),
             "runs": [r.seconds for r in reports],
             "passages": reports[0].passages,
             "articles": reports[0].articles,
@@ -195,9 +216,25 @@ def render(res: dict[str, Any]) -> str:
         parts.append(
             f"## (b) passages/s on {b['world']}\n\n"
             + common.markdown_table(
-                ["worker processes", "articles", "passages", "median s", "passages/s"],
                 [
-                    [t, r["articles"], r["passages"], r["seconds"], r["passages_s"]]
+                    "worker processes",
+                    "articles",
+                    "passages",
+                    "median s",
+                    "passages/s",
+                    "main process CPU s",
+                    "worker CPU s",
+                ],
+                [
+                    [
+                        t,
+                        r["articles"],
+                        r["passages"],
+                        r["seconds"],
+                        r["passages_s"],
+                        r["main_cpu_s"],
+                        r["workers_cpu_s"],
+                    ]
                     for t, r in b["rows"].items()
                 ],
             )

@@ -184,7 +184,7 @@ def main() -> None:
         "--boosts",
         type=float,
         nargs="*",
-        default=[0.5, 1.0, 3.0],
+        default=[0.5, 1.0, 2.0, 3.0],
         help="extra title boosts to try with wikigym's query path (diagnostic rows)",
     )
     parser.add_argument("--name", default="bench_quality", help="result file name")

@@ -12,6 +12,7 @@ from wikigym.corpora import cli as corpus_cli
 from wikigym.envs import tasks_cli
 from wikigym.errors import WikigymError
 from wikigym.eval import cli as eval_cli
+from wikigym.trainers import cli as trainers_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     corpus_cli.add_parser(sub)
     tasks_cli.add_parser(sub)
     eval_cli.add_parser(sub)
+    trainers_cli.add_parser(sub)
     d = sub.add_parser(
         "demo",
         help="the main job on the embedded default: build the world, synthesize tasks, "
