@@ -109,7 +109,7 @@ class Snapshot:
         self.manifest = manifest
         self.snapshot_id: str = manifest["snapshot_id"]
         index_cfg = manifest.get("content_config", {}).get("index", {})
-        self.index_config = IndexConfig(**index_cfg)
+        self.index_config = IndexConfig.from_dict(index_cfg)
         try:
             self._searcher = PassageSearcher(path / INDEX_DIR, self.index_config)
         except ValueError as exc:

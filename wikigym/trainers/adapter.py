@@ -49,6 +49,7 @@ from wikigym.trainers.episodes import (
     repeat_ngram_share,
 )
 
+_NO_ATTEMPT_CODES = frozenset({"no_tool_call", "empty_action"})
 _FINISHED = "The episode is over (it was answered or its step budget is spent); no tool runs now."
 
 
@@ -198,6 +199,27 @@ class ToolEnv:
                 self._finished_by = "budget"
             else:
                 self._finished_by = by if info.get("answer") is not None else "no_answer"
+
+    def _act(self, text: str) -> tuple[str, bool]:
+        """One model turn given to the env as raw text (the ``rollout_func`` path).
+
+        The env parses the text exactly as in evaluation. Returns the observation and whether
+        the turn attempted a tool call (a parsed call, or a malformed or invalid one): a turn
+        without any attempt ends the rollout, as in TRL's own tool loop.
+        """
+        if self._done:
+            return _FINISHED, False
+        self._text_chars += len(text)
+        obs, reward, terminated, truncated, info = self._env.step(text)
+        called = list(info.get("tools") or [])
+        error = info.get("tool_error")
+        attempted = bool(called) or error not in _NO_ATTEMPT_CODES
+        if attempted:
+            self._tool_calls += max(1, len(called))
+            if error is None:
+                self._valid_calls += len(called)
+        self._after_step(float(reward), terminated, truncated, info, by="tool" if called else "text")
+        return obs, attempted
 
     def _finish_with_text(self, text: str) -> None:
         """Give the final assistant text to the env when no answer tool call ended the episode."""

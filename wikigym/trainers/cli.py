@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--num-rows", type=int, default=None, help="dataset rows (tasks/episodes)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--no-diagnostics", action="store_true", help="turn the diagnostics off")
+    g.add_argument(
+        "--rollout",
+        choices=("environment_factory", "rollout_func"),
+        default="environment_factory",
+        help="TRL's tool loop (default) or wikigym's multi-turn rollout_func",
+    )
     g.set_defaults(func=cmd_train_grpo)
 
     s = tsub.add_parser("sft", help="SFT cold start on an export (`wikigym export sft`)")
@@ -84,6 +90,7 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
         num_rows=args.num_rows,
         seed=args.seed,
         diagnostics=not args.no_diagnostics,
+        rollout=args.rollout,
     )
     if args.use_vllm in ("colocate", "server"):
         from wikigym.trainers.vllm import require_vllm

@@ -19,7 +19,7 @@ from typing import Any
 from wikigym.errors import WikigymError
 from wikigym.trainers.adapter import (
     EnvSpec,
-    build_dataset,
+    dataset_rows,
     make_environment_factory,
     make_finish_episodes,
 )
@@ -62,6 +62,13 @@ class TrainConfig:
     num_rows: int | None = field(default=None, metadata={"help": "Dataset rows (tasks/episodes)."})
     seed: int = field(default=0, metadata={"help": "Seed of data order, sampling and tiny model."})
     diagnostics: bool = field(default=True, metadata={"help": "Diagnostics callback."})
+    rollout: str = field(
+        default="environment_factory",
+        metadata={
+            "help": "environment_factory (TRL's tool loop) or rollout_func (episodes driven by "
+            "wikigym.trainers.rollout with the trainer's generation)."
+        },
+    )
     env_kwargs: dict[str, Any] = field(
         default_factory=dict, metadata={"help": "Extra env keyword arguments."}
     )
@@ -151,13 +158,27 @@ def build_grpo_config(cfg: TrainConfig, preset: GRPOPreset, *, max_env_steps: in
     return GRPOConfig(**grpo_config_kwargs(cfg, preset, max_env_steps=max_env_steps))
 
 
-def build_trainer(cfg: TrainConfig) -> tuple[Any, Any | None]:
+ROLLOUTS = ("environment_factory", "rollout_func")
+
+
+def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any | None]:
     """The ``GRPOTrainer`` of a run and its diagnostics callback (or None).
+
+    Args:
+        cfg: The run.
+        generate: With ``cfg.rollout == "rollout_func"``: a
+            :data:`~wikigym.trainers.rollout.GenerateFn` that replaces the trainer's own
+            generation (a scripted policy, another sampler). Not used otherwise.
 
     Returns:
         ``(trainer, diagnostics)``.
     """
+    if cfg.rollout not in ROLLOUTS:
+        raise WikigymError(f"unknown rollout {cfg.rollout!r}; expected one of {list(ROLLOUTS)}")
+    if generate is not None and cfg.rollout != "rollout_func":
+        raise WikigymError("generate= drives the rollout_func path; set rollout='rollout_func'")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
@@ -179,22 +200,38 @@ def build_trainer(cfg: TrainConfig) -> tuple[Any, Any | None]:
         tokenizer.pad_token = tokenizer.eos_token
     max_env_steps = int(spec.kwargs.get("max_steps", 1))
     args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)
-    dataset = build_dataset(spec, num_rows=cfg.num_rows, seed=cfg.seed)
+    rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
+    dataset = Dataset.from_list(rows)
     sink = EpisodeSink()
     stop_ids = sorted(
         {int(t) for t in (tokenizer.eos_token_id, tokenizer.pad_token_id) if t is not None}
         | set(_generation_eos(model))
     )
-    finish = make_finish_episodes(stop_ids, mask_length_truncated=args.mask_truncated_completions)
     diagnostics = DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
-    trainer = GRPOTrainer(
-        model=model,
-        reward_funcs=[finish],
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        environment_factory=make_environment_factory(spec, sink),
-    )
+    if cfg.rollout == "rollout_func":
+        from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+
+        rollout = make_rollout_func(spec, sink=sink, rows=rows, generate=generate)
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[rollout_reward],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            rollout_func=rollout,
+        )
+    else:
+        finish = make_finish_episodes(
+            stop_ids, mask_length_truncated=args.mask_truncated_completions
+        )
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[finish],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            environment_factory=make_environment_factory(spec, sink),
+        )
     if diagnostics is not None:
         # First in line: the printer and TensorBoard callbacks then see the diag/ metrics.
         trainer.callback_handler.callbacks.insert(0, diagnostics)
@@ -225,8 +262,9 @@ def _generation_eos(model: str) -> list[int]:
     return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
 
 
-def train(cfg: TrainConfig) -> dict[str, Any]:
-    """Run GRPO; returns the diagnostics summary (also in ``OUTPUT_DIR``).
+def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:
+    """Run GRPO; returns the diagnostics summary (also in ``OUTPUT_DIR``). ``generate``: see
+    :func:`build_trainer`.
 
     Writes ``OUTPUT_DIR/train_config.json``, ``metrics.jsonl`` (one object per logging step),
     ``diagnostics_summary.json`` and the final model.
@@ -236,7 +274,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     (out / "train_config.json").write_text(
         json.dumps(asdict(cfg), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
     )
-    trainer, diagnostics = build_trainer(cfg)
+    trainer, diagnostics = build_trainer(cfg, generate=generate)
     trainer.train()
     trainer.save_model(str(out / "final"))
     return diagnostics.summary() if diagnostics is not None else {}
