@@ -88,3 +88,24 @@ def test_export_then_sft_one_step(tmp_path: Path) -> None:
         == 0
     )
     assert (tmp_path / "sft" / "final" / "model.safetensors").is_file()
+
+
+@pytest.mark.parametrize("rollout", ["environment_factory", "rollout_func"])
+def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> None:
+    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v0` on the default world, both
+    rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys."""
+    out = tmp_path / "run"
+    argv = ["train", "grpo", "--preset", "cpu-tiny", "--env", "WikiSearch-v0"]
+    argv += ["--output-dir", str(out), "--max-steps", "2", "--num-rows", "4"]
+    assert run_cli([*argv, "--rollout", rollout]) == 0
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in rows if "loss" in r]
+    assert [r["step"] for r in steps] == [1, 2]
+    for r in steps:
+        assert r["diag/episodes"] == 4
+        for key in ("diag/masked_share", "diag/tool_calls_per_episode", "completions/mean_length"):
+            assert key in r, key
+    summary = json.loads((out / "diagnostics_summary.json").read_text())
+    assert summary["episodes"] == 8
+    config = json.loads((out / "train_config.json").read_text())
+    assert config["env"] == "WikiSearch-v0" and config["rollout"] == rollout

@@ -39,7 +39,14 @@ from wikigym.corpora.manifest import (
     hash_files,
     write_manifest,
 )
-from wikigym.corpora.pagebuild import ArticleRows, RedirectRow, process_batch
+from wikigym.corpora.pagebuild import (
+    REDIRECT,
+    SKIPPED,
+    WireRecord,
+    WireResult,
+    encode_record,
+    process_batch,
+)
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.corpora.sources import BuildSource
 from wikigym.corpora.tables import (
@@ -69,7 +76,8 @@ class BuildConfig:
 
     Attributes:
         passage_words: Target words per passage (changes the content and the id).
-        threads: Worker processes for parsing and Tantivy writer threads; never changes
+        threads: Processes that build: the main process (reading, ids, tables, index) plus
+            ``threads - 1`` parsing workers; also DuckDB's threads. Never changes
             the content or the search results.
         index: Index settings (part of the id).
         batch_pages: Pages per batch sent to a worker.
@@ -140,13 +148,12 @@ class BuildReport:
 
 
 Record = RawPage | ParsedPage | SkippedPage
-Result = ArticleRows | RedirectRow | SkippedPage
 
 
-def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
-    batch: list[Record] = []
+def _batches(records: Iterable[Record], size: int) -> Iterator[list[WireRecord]]:
+    batch: list[WireRecord] = []
     for record in records:
-        batch.append(record)
+        batch.append(encode_record(record))
         if len(batch) >= size:
             yield batch
             batch = []
@@ -156,14 +163,14 @@ def _batches(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
 
 def _ordered_results(
     records: Iterable[Record], config: BuildConfig, source: str, pool: Any | None
-) -> Iterator[Result]:
+) -> Iterator[WireResult]:
     """Process batches in a pool with bounded in-flight work, yielding in input order."""
     if pool is None:
         for batch in _batches(records, config.batch_pages):
             yield from process_batch(batch, config.passage_words, source)
         return
     pending: deque[Any] = deque()
-    limit = 2 * config.threads
+    limit = 2 * max(1, config.threads - 1) + 1
     for batch in _batches(records, config.batch_pages):
         pending.append(pool.apply_async(process_batch, (batch, config.passage_words, source)))
         while len(pending) >= limit:
@@ -184,7 +191,7 @@ class _Writers:
         self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
         self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
-        self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=config.threads)
+        self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
 
     def close(self) -> None:
         for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
@@ -209,79 +216,78 @@ class _Assembler:
         if len(self.report.skipped) < MAX_SKIPPED_NAMED:
             self.report.skipped.append({"title": title, "reason": reason, "source": source})
 
-    def add(self, result: Result, source: str) -> None:
+    def add(self, result: WireResult, source: str) -> None:
+        """Take one encoded result (see :func:`wikigym.corpora.pagebuild.process_batch`)."""
         self.report.pages_read += 1
-        if isinstance(result, SkippedPage):
-            self.skip(result.title, result.reason, result.source)
-        elif isinstance(result, RedirectRow):
-            if result.target and result.target != result.title:
-                self.w.redirects.append_row(result.title, result.target)
+        kind = result[0]
+        if kind == SKIPPED:
+            self.skip(result[1], result[2], result[3])
+        elif kind == REDIRECT:
+            _, title, target = result
+            if target and target != title:
+                self.w.redirects.append_row(title, target)
                 self.report.redirects += 1
             else:
-                self.skip(result.title, "redirect without a valid target", source)
-        elif result.title in self.titles:
-            self.skip(result.title, "duplicate title (the first page with it was kept)", source)
-        elif not result.passages:
-            self.skip(result.title, "no prose left after markup removal", source)
+                self.skip(title, "redirect without a valid target", source)
+        elif result[1] in self.titles:
+            self.skip(result[1], "duplicate title (the first page with it was kept)", source)
+        elif not result[8]:
+            self.skip(result[1], "no prose left after markup removal", source)
         else:
-            self.titles.add(result.title)
+            self.titles.add(result[1])
             self._add_article(result)
 
-    def _add_article(self, art: ArticleRows) -> None:
+    def _add_article(self, art: WireResult) -> None:
+        _, title, url, source_id, text, categories, is_dab, infobox_type, passages, links, facts = (
+            art
+        )
         doc_id = self.next_doc
         self.next_doc += 1
         first = self.next_passage
         self.w.articles.append_row(
-            doc_id,
-            art.title,
-            art.url,
-            art.text,
-            list(art.categories),
-            art.is_disambiguation,
-            art.infobox_type,
-            art.source_id,
+            doc_id, title, url, text, list(categories), is_dab, infobox_type, source_id
         )
-        n = len(art.passages)
+        n = len(passages)
         pids = list(range(first, first + n))
         self.w.passages.extend(
             pids,
             [doc_id] * n,
-            [list(p.section) for p in art.passages],
+            [list(p[0]) for p in passages],
             list(range(n)),
-            [p.text for p in art.passages],
-            [p.start for p in art.passages],
-            [p.end for p in art.passages],
+            [p[1] for p in passages],
+            [p[2] for p in passages],
+            [p[3] for p in passages],
         )
-        for pid, p in zip(pids, art.passages, strict=True):
-            self.w.index.add(pid, doc_id, art.title, p.text)
+        for pid, p in zip(pids, passages, strict=True):
+            self.w.index.add(pid, doc_id, title, p[1])
         self.next_passage += n
-        if art.links:
-            m = len(art.links)
+        if links:
+            m = len(links)
             self.w.links.extend(
                 list(range(self.next_link, self.next_link + m)),
                 [doc_id] * m,
-                [first + link.passage for link in art.links],
-                [link.anchor for link in art.links],
-                [link.target for link in art.links],
+                [first + link[0] for link in links],
+                [link[1] for link in links],
+                [link[2] for link in links],
             )
             self.next_link += m
-        if art.facts:
-            m = len(art.facts)
+        if facts:
+            m = len(facts)
             self.w.facts.extend(
                 list(range(self.next_fact, self.next_fact + m)),
                 [doc_id] * m,
-                [f.relation for f in art.facts],
-                [f.object for f in art.facts],
-                [f.object_title for f in art.facts],
-                [f.value_type for f in art.facts],
-                [f.source for f in art.facts],
-                [None if f.passage is None else first + f.passage for f in art.facts],
+                [f[0] for f in facts],
+                [f[1] for f in facts],
+                [f[2] for f in facts],
+                [f[3] for f in facts],
+                [f[4] for f in facts],
+                [None if f[5] is None else first + f[5] for f in facts],
             )
             self.next_fact += m
         self.report.articles += 1
-        self.report.passages += len(art.passages)
-        self.report.links += len(art.links)
-        self.report.facts += len(art.facts)
+        self.report.passages += n
+        self.report.links += len(links)
+        self.report.facts += len(facts)
 
 
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
@@ -439,8 +445,9 @@ def build_snapshot(
     pool = None
     try:
         if config.threads > 1:
-            # Fork before Tantivy's writer threads exist.
-            pool = mp.get_context("fork").Pool(config.threads)
+            # The main process is busy too (reading, ids, tables, index): with N cores it
+            # takes one and N - 1 workers parse. Fork before Tantivy's writer threads exist.
+            pool = mp.get_context("fork").Pool(config.threads - 1)
         writers = _Writers(tmp, config)
         assembler = _Assembler(writers, report)
         total = sum(s.total_bytes() for s in sources)
