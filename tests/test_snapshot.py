@@ -263,3 +263,21 @@ def test_cli_info_search_sql(snaps: tuple[Snapshot, Snapshot], capsys) -> None:
     assert json.loads(capsys.readouterr().out)["n"] == snaps[0].num_articles
     assert cli(["corpus", "info", path + "-missing"]) == 1
     assert "manifest.json is missing" in capsys.readouterr().err
+
+
+def test_numeric_titles_win_over_doc_ids(tmp_path: Path) -> None:
+    src = tmp_path / "pages"
+    src.mkdir()
+    (src / "Alpha.txt").write_text("Alpha is the first page. It links to [[1]].", encoding="utf-8")
+    (src / "Beta.txt").write_text("Beta is the second page about rivers.", encoding="utf-8")
+    (src / "1.txt").write_text("The year one is a page whose title is a number.", encoding="utf-8")
+    build_snapshot([open_build_source(src)], tmp_path / "s", progress=False)
+    snap = Snapshot.open(tmp_path / "s")
+    titles = snap.sql("SELECT doc_id, title FROM articles ORDER BY doc_id").to_pylist()
+    assert [r["title"] for r in titles] == ["1", "Alpha", "Beta"]  # sorted file names
+    by_title = snap.page("1")
+    assert by_title is not None and by_title.title == "1"
+    assert snap.page(1).title == "Alpha"  # type: ignore[union-attr]  # an int is a doc id
+    assert snap.page("2").title == "Beta"  # type: ignore[union-attr]  # no such title: doc id
+    assert snap.page("7") is None
+    assert len(snap.search("page", 10**12)) == snap.num_passages  # k is clamped, not a heap size

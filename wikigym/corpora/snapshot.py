@@ -188,9 +188,10 @@ class Snapshot:
         """
         if not isinstance(query, str):
             raise TypeError(f"query must be str, got {type(query).__name__}")
+        k = min(int(k), self.num_passages)  # a huge k must not size a huge heap
         return [
             Hit(h.passage_id, h.doc_id, h.title, h.score, h.text)
-            for h in self._searcher.search(query, int(k))
+            for h in self._searcher.search(query, k)
         ]
 
     # ---- lookup -------------------------------------------------------------------
@@ -228,21 +229,26 @@ class Snapshot:
             return self._titles, self._folded
 
     def resolve(self, page: str | int) -> int | None:
-        """doc_id of a title (redirects and case resolved) or a doc id; None if unknown."""
+        """doc_id of a page, or None if unknown.
+
+        An int is a doc id. A str is a title: exact (after MediaWiki normalisation), then a
+        redirect, then case-insensitive; only when no title matches is an all-digit string
+        read as a doc id (so the article "1998" wins over doc 1998).
+        """
         if isinstance(page, bool):
             return None
-        n_docs = int(self.manifest["counts"]["articles"])
+        n_docs = self.num_articles
         if isinstance(page, int):
             return page if 0 <= page < n_docs else None
         text = page.strip()
-        if (text.isdigit() and not text.startswith("0")) or text == "0":
-            doc = int(text)
-            return doc if doc < n_docs else None
         exact, folded = self._load_titles()
         title = normalize_title(text)
         if title in exact:
             return exact[title]
-        return folded.get(title_key(text))
+        doc = folded.get(title_key(text))
+        if doc is None and text.isascii() and text.isdigit() and len(text) <= 18:
+            doc = int(text) if int(text) < n_docs else None
+        return doc
 
     def page(self, page: str | int) -> Page | None:
         """The article for a title or doc id (redirects and case resolved), or None."""

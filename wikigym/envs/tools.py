@@ -127,10 +127,12 @@ class ToolBox:
         return ToolResult("\n".join(lines), seen=tuple(passage_ref(h.passage_id) for h in hits))
 
     def _page_or_error(self, ref: str | int) -> Page | ToolResult:
-        target: str | int = ref
-        if isinstance(ref, str) and (parsed := parse_ref(ref)) is not None and parsed[0] == "d":
-            target = parsed[1]
-        page = self.snapshot.page(target)
+        # A title first; "d12" (a page id as the tools show it) only when no title matches.
+        page = self.snapshot.page(ref)
+        if page is None and isinstance(ref, str):
+            parsed = parse_ref(ref)
+            if parsed is not None and parsed[0] == "d":
+                page = self.snapshot.page(parsed[1])
         if page is not None:
             return page
         hint = ""
