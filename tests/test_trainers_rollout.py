@@ -59,7 +59,7 @@ class ScriptedPolicy:
                 call = task.oracle[turn]
                 reply = tool_call(call.name, call.arguments)
             self.turns += 1
-            out.append((self.tok.encode(reply, add_special_tokens=False) + [self.stop], None))
+            out.append(([*self.tok.encode(reply, add_special_tokens=False), self.stop], None))
         return out
 
 
@@ -84,7 +84,9 @@ def three_call_tasks(spec: EnvSpec, n: int) -> list[str]:
     return [t.task_id for t in taskset if len(t.oracle) == 3][:n]
 
 
-def test_run_rollouts_masks_tool_tokens_and_scores_each_mode(spec: EnvSpec, tiny_model: str) -> None:
+def test_run_rollouts_masks_tool_tokens_and_scores_each_mode(
+    spec: EnvSpec, tiny_model: str
+) -> None:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(tiny_model)
@@ -185,3 +187,20 @@ def test_grpo_rollout_func_runs_tools_masks_and_updates(spec: EnvSpec, tmp_path:
     summary = diagnostics.summary()
     assert summary["episodes"] == 8 and summary["masked_share"] == 0.25
     assert summary["tool_calls"] == 2 * (3 + 0 + MAX_ENV_STEPS + 3)
+
+
+def test_act_continues_on_malformed_calls_and_stops_on_plain_text(spec: EnvSpec) -> None:
+    sink = EpisodeSink()
+    env = make_environment_factory(spec, sink)()
+    (task_id,) = three_call_tasks(spec, 1)
+    env.reset(task_id=task_id, seed=0)
+    obs, attempted = env._act('<tool_call>{"name": "search", "arguments": </tool_call>')
+    assert attempted and "error" in obs and not env._done  # fed back: the model may retry
+    obs, attempted = env._act(tool_call("search", {"query": "born", "k": 1}))
+    assert attempted and "[p" in obs
+    obs, attempted = env._act("Just some words.")
+    assert not attempted and not env._done  # the rollout ends here
+    assert env.get_reward() == 0.0
+    (rec,) = sink.drain()
+    assert rec.tool_calls == 2 and rec.valid_tool_calls == 1 and rec.steps == 3
+    assert rec.tool_errors.get("no_tool_call") == 1 and rec.parse_failures >= 1

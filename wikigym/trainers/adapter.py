@@ -218,7 +218,9 @@ class ToolEnv:
             self._tool_calls += max(1, len(called))
             if error is None:
                 self._valid_calls += len(called)
-        self._after_step(float(reward), terminated, truncated, info, by="tool" if called else "text")
+        self._after_step(
+            float(reward), terminated, truncated, info, by="tool" if called else "text"
+        )
         return obs, attempted
 
     def _finish_with_text(self, text: str) -> None:

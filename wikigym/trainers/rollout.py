@@ -74,7 +74,9 @@ class _Episode:
             if logprobs is None and mask == 1:
                 self.logprobs = None
             else:
-                self.logprobs.extend([0.0] * len(ids) if mask == 0 else [float(x) for x in logprobs])
+                self.logprobs.extend(
+                    [0.0] * len(ids) if mask == 0 else [float(x) for x in logprobs]
+                )
 
 
 def trainer_generate(trainer: Any) -> GenerateFn:
@@ -119,7 +121,10 @@ def tool_suffix_ids(
     if chat_template is not None:
         kwargs["chat_template"] = chat_template
     call = {"type": "function", "function": {"name": name, "arguments": {}}}
-    head = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+    head = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+    ]
     prefix = tokenizer.apply_chat_template(
         head, add_generation_prompt=False, tokenize=True, return_dict=False, **kwargs
     )
