@@ -43,7 +43,7 @@ from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Draft, Sampler
 from wikigym.synth.values import format_number
 
-GENERATOR = "wikigym.synth/1"
+GENERATOR = "wikigym.synth/2"
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")

@@ -7,6 +7,7 @@ a later clause of the outer entity.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -91,7 +92,7 @@ class Renderer:
         if isinstance(node, Range):
             bare, at = self.value_words(node)
             t = self._pick(relation_text(node.relation).clauses)
-            return t.format(who=who, o=bare, o_at=at)
+            return _fix_articles(t.format(who=who, o=bare, o_at=at))
         if isinstance(node, Project):
             rt = relation_text(node.relation)
             if node.inverse:
@@ -99,7 +100,7 @@ class Renderer:
                     bare, at = self.value_words(node.arg)
                 else:
                     bare = at = self.np(node.arg)
-                return self._pick(rt.clauses).format(who=who, o=bare, o_at=at)
+                return _fix_articles(self._pick(rt.clauses).format(who=who, o=bare, o_at=at))
             s = self.np(node.arg)
             if rt.fwd:
                 return self._pick(rt.fwd).format(who=who, s=s)
@@ -164,3 +165,12 @@ class Renderer:
         if t.startswith("whose "):
             return f"{subject}'s " + t[len("whose ") :].format(o=obj, o_at=obj_at)
         return f"{subject} {relation.replace('_', ' ')} {obj}"
+
+
+_DOUBLE_ARTICLE = re.compile(r"\bthe (an?|the) ")
+
+
+def _fix_articles(text: str) -> str:
+    """ "received the an award ..." -> "received an award ...": a template's article
+    before a described entity that brings its own."""
+    return _DOUBLE_ARTICLE.sub(r"\1 ", text)
