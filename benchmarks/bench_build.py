@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
 import common
 
 from wikigym.corpora import BuildConfig, BuildReport, build_snapshot, open_build_source
-from wikigym.corpora.pagebuild import process_batch
+from wikigym.corpora.pagebuild import encode_record, process_batch
 from wikigym.corpora.records import RawPage
 from wikigym.corpora.wikitext import parse_wikitext
 
@@ -107,7 +107,7 @@ def part_a(args: argparse.Namespace) -> dict[str, Any]:
     add("parse_wikitext alone", lambda: [parse_wikitext(p) for p in pages], 1)
     add(
         "process_batch (parse+passages+links+facts)",
-        lambda: process_batch(list(pages), 100, path.name),
+        lambda: process_batch([encode_record(p) for p in pages], 100, path.name),
         1,
     )
     for threads in args.threads:

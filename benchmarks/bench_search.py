@@ -9,10 +9,10 @@ over the same passages, in one process, on two corpora:
 
 Systems:
 
-- ``wikigym``: ``Snapshot.search(q, 10)`` (query cleaning, lenient parse over title+body with
-  the title boost, tie handling by passage_id, stored text fetch).
+- ``wikigym``: ``Snapshot.search(q, 10)`` (query cleaning, query parsing over the body
+  field that holds title + text, tie handling by passage_id, stored text fetch).
 - ``tantivy-raw``: the ceiling on the SAME index: ``searcher.search(index.parse_query(q,
-  ["title", "body"], field_boosts={"title": 2.0}), 10, count=False)`` + ``searcher.doc`` x10.
+  ["body"]), 10, count=False)`` + ``searcher.doc`` x10 (no tie handling, no query cleaning).
 - ``bm25s``: ``bm25s.BM25(backend="numba")`` over "title text" per passage, tokenized with
   ``\\w+``, no stop words and the PyStemmer English (Snowball) stemmer, i.e. the same analysis
   as tantivy's ``en_stem``; hit texts come from an in-memory Python list.
@@ -149,58 +149,30 @@ class Ours(System):
         return [(h.passage_id, h.title, h.text) for h in self.snap.search(query, K)]
 
 
-class OursStrictParse(System):
-    """Diagnostic: wikigym's PassageSearcher with ``parse_query`` instead of the lenient parse.
-
-    ``parse_query_lenient`` nests one BooleanQuery per term, which tantivy evaluates about
-    twice as slowly as the flat union that ``parse_query`` builds for the same words. The
-    query text is already reduced to plain lower-case words, so the strict parser cannot
-    meet operators; this row shows what that one-line change would give.
-    """
-
-    name = "wikigym+strict-parse (diagnostic)"
-
-    def __init__(self, corpus: Corpus) -> None:
-        from wikigym.corpora.index import PassageSearcher, query_terms
-        from wikigym.corpora.snapshot import Snapshot
-
-        config = Snapshot.open(corpus.snapshot, verify="none").index_config
-        searcher = PassageSearcher(corpus.snapshot / "index", config)
-        index = searcher.index
-
-        def build_query(text: str) -> Any:
-            terms = query_terms(text, config.max_query_terms)
-            if not terms:
-                return None
-            return index.parse_query(
-                " ".join(terms), ["title", "body"], field_boosts={"title": config.title_boost}
-            )
-
-        searcher.build_query = build_query  # type: ignore[method-assign]
-        self.searcher = searcher
-        self.build_note = "same index as wikigym"
-
-    def search(self, query: str) -> Result:
-        return [(h.passage_id, h.title, h.text) for h in self.searcher.search(query, K)]
-
-
 class RawTantivy(System):
+    """The ceiling: the same index queried directly, as its layout asks (no wikigym layer)."""
+
     name = "tantivy-raw"
 
-    def __init__(self, corpus: Corpus, title_boost: float) -> None:
+    def __init__(self, corpus: Corpus, config: Any) -> None:
         import tantivy
 
         self.index = tantivy.Index.open(str(corpus.snapshot / "index"))
         self.searcher = self.index.searcher()
-        self.boost = title_boost
+        self.config = config
         self.build_note = "same index as wikigym"
 
     def search(self, query: str) -> Result:
-        q = self.index.parse_query(query, ["title", "body"], field_boosts={"title": self.boost})
+        if self.config.title_in_body:
+            q = self.index.parse_query(query, ["body"])
+        else:
+            boosts = {"title": self.config.title_boost}
+            q = self.index.parse_query(query, ["title", "body"], field_boosts=boosts)
         out = []
         for _score, address in self.searcher.search(q, K, count=False).hits:
             doc = self.searcher.doc(address)
-            out.append((doc["passage_id"][0], doc["title"][0], doc["body"][0]))
+            text = doc["text"][0].decode() if self.config.title_in_body else doc["body"][0]
+            out.append((doc["passage_id"][0], doc["title"][0], text))
         return out
 
 
@@ -401,10 +373,8 @@ def bench_corpus(corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
     )
     from wikigym.corpora.snapshot import Snapshot
 
-    boost = Snapshot.open(corpus.snapshot, verify="none").index_config.title_boost
-    systems: list[System] = [Ours(corpus), RawTantivy(corpus, boost)]
-    if not args.no_diagnostic:
-        systems.append(OursStrictParse(corpus))
+    config = Snapshot.open(corpus.snapshot, verify="none").index_config
+    systems: list[System] = [Ours(corpus), RawTantivy(corpus, config)]
     if not args.no_bm25s:
         print("  indexing bm25s ...", flush=True)
         systems.append(Bm25s(corpus, args.bm25s_stopwords))
@@ -456,11 +426,6 @@ def bench_corpus(corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
     }
     if "bm25s" in rows:
         ratios["wikigym/bm25s p50"] = ours["p50_ms"] / rows["bm25s"]["p50_ms"]
-    if OursStrictParse.name in rows:
-        strict = rows[OursStrictParse.name]
-        ratios["wikigym+strict-parse/tantivy-raw p50"] = strict["p50_ms"] / raw["p50_ms"]
-        if "bm25s" in rows:
-            ratios["wikigym+strict-parse/bm25s p50"] = strict["p50_ms"] / rows["bm25s"]["p50_ms"]
     if "duckdb-fts" in rows:
         ratios["wikigym/duckdb-fts p50"] = ours["p50_ms"] / rows["duckdb-fts"]["p50_ms"]
     if t_hi != t_lo:
@@ -562,9 +527,6 @@ def main() -> None:
     )
     parser.add_argument("--no-bm25s", action="store_true")
     parser.add_argument("--no-duckdb", action="store_true")
-    parser.add_argument(
-        "--no-diagnostic", action="store_true", help="skip the wikigym+strict-parse row"
-    )
     parser.add_argument("--no-build-times", action="store_true", help="skip the tantivy-only build")
     parser.add_argument(
         "--quick", action="store_true", help="5k-article world, 100 queries, 20 DuckDB, 1 pass"
