@@ -166,7 +166,7 @@ def _ordered_results(
 ) -> Iterator[WireResult]:
     """Process batches with bounded in-flight work, yielding in input order.
 
-    Workers take batches while fewer than ``2 * workers + 1`` are in flight. When the
+    Workers take batches while fewer than ``4 * workers + 4`` are in flight. When the
     window is full and the oldest batch is not done, the main process parses the next
     batch itself instead of waiting: with 2 processes on 2 cores the main process is
     otherwise idle for a third of the time (it reads, assigns ids and writes, but does
@@ -177,7 +177,7 @@ def _ordered_results(
         for batch in _batches(records, config.batch_pages):
             yield from process_batch(batch, words, source)
         return
-    window = 2 * max(1, config.threads - 1) + 1
+    window = 4 * max(1, config.threads - 1) + 4
     pending: deque[Any] = deque()  # AsyncResult, or a finished list parsed here
     in_flight = 0
 
