@@ -18,7 +18,6 @@ Writes ``benchmarks/results/context.{json,md,png}``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from common import (
 )
 
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import ManagedContext, TranscriptObservation
 
@@ -49,7 +49,7 @@ BUDGETS = (8000, 16000)
 
 
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 def ensure_snapshot() -> Path:

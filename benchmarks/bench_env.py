@@ -33,6 +33,7 @@ import psutil
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
 from wikigym.envs.default_tasks import one_hop_tasks
+from wikigym.envs.tool_specs import format_tool_call
 
 
 def queries_for(snap: Snapshot, n: int) -> list[str]:
@@ -53,8 +54,7 @@ def titles_for(snap: Snapshot, n: int) -> list[str]:
 
 
 def call(name: str, **arguments: object) -> str:
-    """A Hermes-style tool call."""
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 def run_threads(n_threads: int, work) -> float:  # type: ignore[no-untyped-def]

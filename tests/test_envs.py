@@ -11,23 +11,21 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import wikigym
-from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora import Snapshot
 from wikigym.envs.default_tasks import one_hop_tasks
 from wikigym.envs.tasks import OracleCall, RubricEntry, Task, TaskSet
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 
 
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 @pytest.fixture(scope="module")
-def snap(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
-    out = tmp_path_factory.mktemp("env") / "snap"
-    src = open_build_source(shared_data / "wiki/enwiki-excerpt-206pages.xml.bz2")
-    build_snapshot([src], out, BuildConfig(), progress=False)
-    return Snapshot.open(out)
+def snap(enwiki_snapshot: Snapshot) -> Snapshot:
+    return enwiki_snapshot
 
 
 @pytest.fixture(scope="module")

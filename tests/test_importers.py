@@ -19,6 +19,7 @@ from wikigym.envs.importers import (
     import_nq_open,
 )
 from wikigym.envs.tasks import Task, TaskSet
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 
@@ -26,7 +27,7 @@ HOTPOT = "qa/hotpotqa-distractor-300.jsonl"
 
 
 def call(name: str, arguments: dict[str, Any]) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 def replay(env: WikiSearchEnv, task: Task) -> tuple[float, dict[str, Any]]:

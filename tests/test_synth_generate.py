@@ -15,6 +15,7 @@ from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.envs.metrics import normalize_answer
 from wikigym.envs.tasks import TaskSet
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
 from wikigym.synth.cli import main
@@ -44,7 +45,7 @@ def mixed(snap: Snapshot) -> TaskSet:
 
 
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 def test_every_task_verifies_and_levels_hold(mixed: TaskSet, snap: Snapshot) -> None:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora import Snapshot
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, generate_tasks, verify_taskset
 
 
 @pytest.fixture(scope="module")
-def snap(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
-    out = tmp_path_factory.mktemp("synth-real") / "snap"
-    src = open_build_source(shared_data / "wiki/enwiki-excerpt-206pages.xml.bz2")
-    build_snapshot([src], out, BuildConfig(), progress=False)
-    return Snapshot.open(out)
+def snap(enwiki_snapshot: Snapshot) -> Snapshot:
+    return enwiki_snapshot
 
 
 @pytest.mark.parametrize("level", ["easy", "medium"])
@@ -30,11 +26,7 @@ def test_real_tasks_are_proved(snap: Snapshot, level: str) -> None:
         env.reset(options={"task_id": t.task_id})
         reward = 0.0
         for c in t.oracle:
-            import json
-
-            action = (
-                f"<tool_call>{json.dumps({'name': c.name, 'arguments': c.arguments})}</tool_call>"
-            )
+            action = format_tool_call(c.name, c.arguments)
             _, reward, _, _, info = env.step(action)
             assert info["tool_error"] is None
         assert reward == 1.0, t.task_id

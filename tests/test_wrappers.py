@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora import Snapshot
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import (
     ManagedContext,
@@ -24,15 +22,12 @@ WORDS = ("history", "theory", "population", "climate", "war", "science", "music"
 
 
 def call(name: str, **arguments: object) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return format_tool_call(name, arguments)
 
 
 @pytest.fixture(scope="module")
-def snap(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
-    out = tmp_path_factory.mktemp("wrappers") / "snap"
-    src = open_build_source(shared_data / "wiki/enwiki-excerpt-206pages.xml.bz2")
-    build_snapshot([src], out, BuildConfig(), progress=False)
-    return Snapshot.open(out)
+def snap(enwiki_snapshot: Snapshot) -> Snapshot:
+    return enwiki_snapshot
 
 
 def make_env(snap: Snapshot, max_steps: int = 60) -> WikiSearchEnv:

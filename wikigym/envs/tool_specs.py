@@ -287,10 +287,16 @@ def example_arguments(name: ToolName) -> dict[str, Any]:
     return dict(TOOL_MODELS[name].example)
 
 
+def format_tool_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call in the Hermes/Qwen ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` form
+    (the form the env's parser reads first; used by agents, oracles, adapters and tests)."""
+    payload = json.dumps({"name": name, "arguments": dict(arguments)}, ensure_ascii=False)
+    return f"<tool_call>{payload}</tool_call>"
+
+
 def example_call(name: ToolName) -> str:
     """A correct call of `name` in the `<tool_call>` form."""
-    payload = {"name": name.value, "arguments": example_arguments(name)}
-    return f"<tool_call>{json.dumps(payload, ensure_ascii=False)}</tool_call>"
+    return format_tool_call(name.value, example_arguments(name))
 
 
 def tool_signature(name: ToolName) -> str:

@@ -11,10 +11,10 @@ runner passes ``None`` to every other agent, so a baseline cannot read the answe
 
 from __future__ import annotations
 
-import json
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from wikigym.envs.tasks import Task
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import WikigymError
 
 
@@ -35,10 +35,7 @@ class Agent(Protocol):
         ...
 
 
-def tool_call(name: str, arguments: dict[str, Any]) -> str:
-    """A call in the Hermes/Qwen ``<tool_call>`` form the env parses."""
-    payload = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    return f"<tool_call>{payload}</tool_call>"
+tool_call = format_tool_call  # kept under the name the eval API has always exported
 
 
 class OracleAgent:

@@ -42,6 +42,7 @@ import gymnasium as gym
 
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
 from wikigym.envs.tasks import TaskSet
+from wikigym.envs.tool_specs import format_tool_call
 from wikigym.trainers.episodes import (
     PARSE_FAILURE_CODES,
     EpisodeRecord,
@@ -178,8 +179,7 @@ class ToolEnv:
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         if self._done:
             return _FINISHED
-        payload = {"name": name, "arguments": {k: v for k, v in arguments.items() if v is not None}}
-        action = f"<tool_call>{json.dumps(payload, ensure_ascii=False)}</tool_call>"
+        action = format_tool_call(name, {k: v for k, v in arguments.items() if v is not None})
         self._tool_calls += 1
         obs, reward, terminated, truncated, info = self._env.step(action)
         if info.get("tool_error") is None:
