@@ -346,3 +346,26 @@ def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
     assert info["tool_error"] == "sandbox_error" and "root:" not in obs
     obs, _, _, _, info = env.step(call("python", code="while True: pass"))
     assert info["tool_error"] == "sandbox_error"
+
+
+def test_output_readers_parse_every_tool_output(env: WikiSearchEnv, snap: Snapshot) -> None:
+    """The shared readers of the printed formats (used by the heuristic agent and the
+    context wrapper) match what the tools print."""
+    from wikigym.envs.tools import MORE_PARTS, PASSAGE_LINE, SEARCH_HIT_LINE
+
+    env.reset(seed=0)
+    obs, *_ = env.step(call("search", query="anarchism history", k=5))
+    hits = [m for line in obs.splitlines() if (m := SEARCH_HIT_LINE.match(line))]
+    expected = snap.search("anarchism history", 5)
+    assert [int(m.group(1)) for m in hits] == [h.passage_id for h in expected]
+    assert [(m.group(2), int(m.group(3))) for m in hits] == [(h.title, h.doc_id) for h in expected]
+    obs, *_ = env.step(call("open", page="Anarchism"))
+    shown = [int(m.group(1)) for line in obs.splitlines() if (m := PASSAGE_LINE.match(line))]
+    page = snap.page("Anarchism")
+    assert (
+        page is not None
+        and shown == [p.passage_id for p in snap.passages_of(page.doc_id)][: len(shown)]
+    )
+    assert (more := MORE_PARTS.search(obs)) is not None and more.group(1) == "2"
+    obs, *_ = env.step(call("find", page="Anarchism", text="Proudhon"))
+    assert any(PASSAGE_LINE.match(line) for line in obs.splitlines()[1:])

@@ -8,6 +8,7 @@ hallucination metrics read. A model-facing failure is a :class:`ToolResult` with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,6 +29,16 @@ SANDBOX_ERROR = "sandbox_error"
 INVALID_PART = "invalid_part"
 TOOL_DISABLED = "tool_disabled"
 TOOL_ERROR_CODES: tuple[str, ...] = (NOT_FOUND, SANDBOX_ERROR, INVALID_PART, TOOL_DISABLED)
+
+# Readers of the printed formats below, for code that sees tool outputs as text, as a model
+# does (the heuristic agent, the context-management wrapper). Keep them in step with the
+# f-strings of the tools; tests/test_envs.py checks that every output parses.
+SEARCH_HIT_LINE = re.compile(r"^\d+\. \[p(\d+)\] (.*) \(d(\d+)\)$")
+"""A search hit line: groups (passage id, title, doc id)."""
+PASSAGE_LINE = re.compile(r"^\[p(\d+)\] ?(.*)$")
+"""A passage line of ``open`` or ``find``: groups (passage id, text)."""
+MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
+"""The note under a page part that has a next part: group (next part)."""
 
 
 def passage_ref(passage_id: int) -> str:

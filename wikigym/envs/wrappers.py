@@ -33,6 +33,7 @@ import gymnasium as gym
 
 from wikigym.envs.actions import parse_action
 from wikigym.envs.spaces import UnicodeText
+from wikigym.envs.tools import PASSAGE_LINE, SEARCH_HIT_LINE
 
 #: Size bound for transcripts of envs that do not tell their own bounds.
 FALLBACK_MAX_CHARS = 1 << 30
@@ -56,14 +57,12 @@ _SEGMENT_SPLIT = re.compile(
 )
 _SEARCH_HEAD = re.compile(r"^search\((.*)\): (\d+) results$")
 _SEARCH_EMPTY = re.compile(r"^search\((.*)\): no passage matches")
-_SEARCH_HIT = re.compile(r"^\d+\. \[(p\d+)\] (.*) \((d\d+)\)$")
 _OPEN_HEAD = re.compile(
     r"^# (.*) \((d\d+)\)(?: \[from .*\])?(?: \[disambiguation page\])?(?: part \d+/\d+)?$"
 )
 _OPEN_TAIL = re.compile(r"^\.\.\. \(part \d+/\d+; open with part=\d+ to read on\)$")
 _FIND_HEAD = re.compile(r"^find\((.*)\) in (.*) \((d\d+)\): \d+ passages$")
 _FIND_MISS = re.compile(r"^find: .* does not occur in (.*) \((d\d+)\)\.$")
-_PASSAGE_LINE = re.compile(r"^\[(p\d+)\] ?(.*)$")
 _MORE_LINE = re.compile(r"^\.\.\. \d+ more$")
 _REF = re.compile(r"(?<![A-Za-z0-9_])([pPdD])(\d{1,18})(?![A-Za-z0-9_])")
 _WORD = re.compile(r"\w+")
@@ -128,8 +127,8 @@ def _blocks(lines: Sequence[str], *, headings: bool) -> tuple[tuple[str, str], .
     for line in lines:
         if headings and line.startswith("## "):
             blocks.append(["", line])
-        elif m := _PASSAGE_LINE.match(line):
-            blocks.append([m.group(1), m.group(2)])
+        elif m := PASSAGE_LINE.match(line):
+            blocks.append([f"p{m.group(1)}", m.group(2)])
         elif blocks and blocks[-1][0]:
             blocks[-1][1] += "\n" + line
     return tuple((ref, text.strip()) for ref, text in blocks)
@@ -142,8 +141,8 @@ def parse_output(text: str) -> Segment:
     if m := _SEARCH_HEAD.match(head):
         hits: list[list[str]] = []
         for line in lines[1:]:
-            if hm := _SEARCH_HIT.match(line):
-                hits.append([hm.group(1), hm.group(2), hm.group(3), ""])
+            if hm := SEARCH_HIT_LINE.match(line):
+                hits.append([f"p{hm.group(1)}", hm.group(2), f"d{hm.group(3)}", ""])
             elif hits:
                 body = line[3:] if not hits[-1][3] and line.startswith("   ") else line
                 hits[-1][3] = f"{hits[-1][3]}\n{body}" if hits[-1][3] else body

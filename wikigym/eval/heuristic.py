@@ -33,6 +33,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from wikigym.envs.tasks import Task
+from wikigym.envs.tools import MORE_PARTS, PASSAGE_LINE, SEARCH_HIT_LINE
 from wikigym.eval.agents import tool_call
 
 MONTHS = (
@@ -54,11 +55,8 @@ _YEAR = re.compile(r"\b(\d{3,4})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'’-]*)*")
-_SEARCH_HIT = re.compile(r"^\d+\. \[p(\d+)\] (.*) \(d(\d+)\)$")
 _PAGE_HEAD = re.compile(r"^# (.*?) \(d(\d+)\)")
-_PASSAGE = re.compile(r"^\[p(\d+)\] (.*)$")
 _SIMILAR = re.compile(r"Similar titles: (.*?)\. Use search")
-_MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
 _WORD = re.compile(r"[a-z0-9]+")
 
 STOPWORDS = frozenset(
@@ -321,7 +319,7 @@ def parse_search(obs: str) -> list[tuple[int, str, str]]:
     """(passage id, page title, passage text) of each search hit, best first."""
     out: list[tuple[int, str, str]] = []
     for line in obs.splitlines():
-        if m := _SEARCH_HIT.match(line):
+        if m := SEARCH_HIT_LINE.match(line):
             out.append((int(m.group(1)), m.group(2), ""))
         elif out and line.startswith("   "):
             pid, title, text = out[-1]
@@ -337,7 +335,7 @@ def parse_page(obs: str) -> PageView | None:
     passages: list[tuple[int, str]] = []
     links: list[str] = []
     for line in lines[1:]:
-        if m := _PASSAGE.match(line):
+        if m := PASSAGE_LINE.match(line):
             passages.append((int(m.group(1)), m.group(2)))
         elif line.startswith("Links: "):
             links = [x.strip() for x in line[7:].removesuffix(" ...").split(";") if x.strip()]
@@ -346,7 +344,7 @@ def parse_page(obs: str) -> PageView | None:
         elif passages and line.strip():
             pid, text = passages[-1]
             passages[-1] = (pid, f"{text}\n{line}")
-    more = _MORE_PARTS.search(obs)
+    more = MORE_PARTS.search(obs)
     return PageView(head.group(1), passages, links, int(more.group(1)) if more else None)
 
 
