@@ -117,34 +117,32 @@ def bench_steps(snap_path: Path, tasks_path: Path, steps: int) -> dict[str, floa
     return res
 
 
+def _vector_envs(snap_path: Path, tasks_path: Path, n: int) -> gym.vector.VectorEnv:
+    """``n`` envs in one process, reset and stepped once (so every lazy cache is filled)."""
+    envs = gym.make_vec(
+        "WikiSearch-v0",
+        num_envs=n,
+        vectorization_mode="sync",
+        corpus=str(snap_path),
+        tasks=str(tasks_path),
+        python="off",
+    )
+    envs.reset(seed=0)
+    envs.step(["<search>river</search>"] * n)
+    return envs
+
+
 def bench_memory(snap_path: Path, tasks_path: Path) -> dict[str, float]:
     proc = psutil.Process()
     gc.collect()
     base = proc.memory_info().rss
-    one = gym.make_vec(
-        "WikiSearch-v0",
-        num_envs=1,
-        vectorization_mode="sync",
-        corpus=str(snap_path),
-        tasks=str(tasks_path),
-        python="off",
-    )
-    one.reset(seed=0)
-    one.step(["<search>river</search>"])
+    one = _vector_envs(snap_path, tasks_path, 1)
     gc.collect()
     rss_one = proc.memory_info().rss
-    many = gym.make_vec(
-        "WikiSearch-v0",
-        num_envs=64,
-        vectorization_mode="sync",
-        corpus=str(snap_path),
-        tasks=str(tasks_path),
-        python="off",
-    )
-    many.reset(seed=0)
-    many.step(["<search>river</search>"] * 64)
+    many = _vector_envs(snap_path, tasks_path, 64)
     gc.collect()
     rss_many = proc.memory_info().rss
+    del one, many
     return {
         "rss_before_mb": base / 2**20,
         "rss_1_env_mb": rss_one / 2**20,
