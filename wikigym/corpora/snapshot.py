@@ -99,6 +99,7 @@ class Page:
     redirects_from: tuple[str, ...]
     is_disambiguation: bool
     resolved_from: str | None = None  # the title asked for, when a redirect or case fold led here
+    passages: tuple[PagePassage, ...] = ()  # every passage, in order (what sections are cut from)
 
 
 class Snapshot:
@@ -261,7 +262,8 @@ class Snapshot:
         row = meta[0]
         text = self._article_text.rows(doc_id).column("text")[0].as_py()
         groups: list[tuple[tuple[str, ...], int, int, list[int]]] = []  # path, start, end, ids
-        for p in self.passages_of(doc_id):
+        passages = self.passages_of(doc_id)
+        for p in passages:
             if groups and groups[-1][0] == p.section:
                 path, start, _, ids = groups[-1]
                 groups[-1] = (path, start, p.char_end, [*ids, p.passage_id])
@@ -285,6 +287,7 @@ class Snapshot:
             redirects_from=tuple(row["redirects_from"] or ()),
             is_disambiguation=bool(row["is_disambiguation"]),
             resolved_from=asked,
+            passages=tuple(passages),
         )
 
     def passages_of(self, doc_id: int) -> list[PagePassage]:

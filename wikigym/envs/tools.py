@@ -182,7 +182,7 @@ class ToolBox:
         blocks: list[tuple[str, str]] = []  # (text, citation id)
         last_path: tuple[str, ...] | None = None
         paths = {pid: s.path for s in sections for pid in s.passage_ids}
-        for passage in self.snapshot.passages_of(page.doc_id):
+        for passage in page.passages:
             pid = passage.passage_id
             if pid not in paths:
                 continue
@@ -232,7 +232,7 @@ class ToolBox:
             return page
         needle = args.text.casefold()
         hits = []
-        for passage in self.snapshot.passages_of(page.doc_id):
+        for passage in page.passages:
             at = passage.text.casefold().find(needle)
             if at >= 0:
                 hits.append((passage.passage_id, passage.text, at))
