@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import itertools
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -13,10 +14,16 @@ import pytest
 
 from wikigym.cli import main as cli
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora.index import (
+    ENGLISH_STOPWORDS,
+    IndexConfig,
+    PassageIndexWriter,
+    PassageSearcher,
+)
 from wikigym.errors import BuildError, SnapshotCorruptedError, SnapshotError, SourceError
 
 ENWIKI = "wiki/enwiki-excerpt-206pages.xml.bz2"
-TIE_QUERIES = ["the", "of the and", "history", "a", "is was", "century", "city"]
+TIE_QUERIES = ["history", "century", "city", "which", "first world", "born was", "new state"]
 HOSTILE_QUERIES = [
     "",
     "   ",
@@ -100,9 +107,59 @@ def test_k_bounds(snaps: tuple[Snapshot, Snapshot]) -> None:
     snap = snaps[0]
     assert snap.search("anarchism", 0) == []
     assert len(snap.search("anarchism", 1)) == 1
-    many = snap.search("the", 500)
+    many = snap.search("which", 500)
     assert len(many) == 500
-    assert [h.passage_id for h in many[:10]] == [h.passage_id for h in snap.search("the", 10)]
+    assert [h.passage_id for h in many[:10]] == [h.passage_id for h in snap.search("which", 10)]
+
+
+def test_stop_words(snaps: tuple[Snapshot, Snapshot], tmp_path: Path) -> None:
+    snap = snaps[0]
+    assert snap.manifest["content_config"]["index"]["stopwords"] == list(ENGLISH_STOPWORDS)
+    # Only stop words: matched in titles, which keep them (KILT's article "A" is tested below).
+    only_stop = snap.search("the of and is", 10)
+    assert only_stop and all(
+        {"the", "of", "and", "is"} & set(re.findall(r"\w+", h.title.lower())) for h in only_stop
+    )
+    with_stop = [(h.passage_id, h.score) for h in snap.search("the history of the anarchism", 10)]
+    assert with_stop == [(h.passage_id, h.score) for h in snap.search("history anarchism", 10)]
+    # A snapshot from before stop words (no "stopwords" key) still analyses without them.
+    old = IndexConfig.from_dict({"tokenizer": "en_stem", "title_in_body": True})
+    assert old.stopwords == () and old.analyzer_name == "en_stem"
+    with pytest.raises(ValueError, match="list of words"):
+        IndexConfig.from_dict({"stopwords": "the"})
+    with pytest.raises(ValueError, match="en_stem"):
+        IndexConfig(tokenizer="default")
+
+
+def test_single_search_path_equals_tie_checked_path(
+    snaps: tuple[Snapshot, Snapshot], tmp_path: Path
+) -> None:
+    """One segment in passage_id order lets one top-k search be exact; the tie-checked path
+    (any layout) and an index written by 3 threads (several segments) must agree with it."""
+    snap = snaps[0]
+    assert snap.manifest["index_layout"] == {"segments": 1, "doc_order": "passage_id"}
+    fast = PassageSearcher(snap.path / "index", snap.index_config, doc_order="passage_id")
+    checked = PassageSearcher(snap.path / "index", snap.index_config)
+    assert fast.ordered and not checked.ordered
+    writer = PassageIndexWriter(tmp_path / "idx", snap.index_config, threads=3)
+    rows = snap.sql(
+        "SELECT p.passage_id, p.doc_id, a.title, p.text FROM passages p "
+        "JOIN articles a USING (doc_id) ORDER BY p.passage_id"
+    ).to_pylist()
+    for r in rows:
+        writer.add(r["passage_id"], r["doc_id"], r["title"], r["text"])
+    layout = writer.close()
+    assert layout.segments > 1 and layout.doc_order == "none"
+    multi = PassageSearcher(tmp_path / "idx", snap.index_config, doc_order=layout.doc_order)
+    assert not multi.ordered
+    titles = [r["title"] for r in rows[:: max(1, len(rows) // 40)]]
+    saw_tie = False
+    for q in [*TIE_QUERIES, *titles]:
+        for k in (1, 3, 10, 50):
+            a = fast.search(q, k)
+            assert a == checked.search(q, k) == multi.search(q, k), (q, k)
+            saw_tie |= any(x.score == y.score for x, y in itertools.pairwise(a))
+    assert saw_tie
 
 
 def test_page_lookup_redirects_and_case(snaps: tuple[Snapshot, Snapshot]) -> None:

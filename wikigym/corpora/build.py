@@ -29,7 +29,7 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym import __version__
-from wikigym.corpora.index import IndexConfig, PassageIndexWriter
+from wikigym.corpora.index import IndexConfig, IndexLayout, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
@@ -223,10 +223,10 @@ class _Writers:
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
         self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
 
-    def close(self) -> None:
+    def close(self) -> IndexLayout:
         for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
             w.close()
-        self.index.close()
+        return self.index.close()
 
 
 class _Assembler:
@@ -498,7 +498,7 @@ def build_snapshot(
             pool.close()
             pool.join()
             pool = None
-        writers.close()
+        layout = writers.close()
         if report.articles == 0:
             raise BuildError(
                 f"no article was read from {', '.join(s.name for s in sources)} "
@@ -528,6 +528,7 @@ def build_snapshot(
                 name: {"file": fname, "sha256": files[fname]} for name, fname in TABLE_FILES.items()
             },
             "skipped": report.skipped,
+            "index_layout": layout.to_dict(),
             "files": files,
             "file_sizes": file_sizes(tmp),
         }

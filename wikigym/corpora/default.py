@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -60,10 +62,17 @@ def build_world_snapshot(
 
 
 def default_snapshot_path() -> Path:
-    """Where the default world snapshot lives in the cache (versioned by generator)."""
+    """Where the default world snapshot lives in the cache.
+
+    The name carries the generator version and a hash of the build settings that change
+    results, so a release that changes either builds a new default instead of reusing a
+    stale one.
+    """
     from wikigym.corpora.world import GENERATOR_VERSION
 
-    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}"
+    settings = json.dumps(BuildConfig().content_config(), sort_keys=True).encode()
+    digest = hashlib.sha256(settings).hexdigest()[:8]
+    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-c{digest}"
     return cache_dir() / "snapshots" / name
 
 

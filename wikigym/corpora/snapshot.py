@@ -110,9 +110,16 @@ class Snapshot:
         self.manifest = manifest
         self.snapshot_id: str = manifest["snapshot_id"]
         index_cfg = manifest.get("content_config", {}).get("index", {})
-        self.index_config = IndexConfig.from_dict(index_cfg)
         try:
-            self._searcher = PassageSearcher(path / INDEX_DIR, self.index_config)
+            self.index_config = IndexConfig.from_dict(index_cfg)
+        except ValueError as exc:
+            raise SnapshotCorruptedError(f"{path / 'manifest.json'}: {exc}") from exc
+        try:
+            self._searcher = PassageSearcher(
+                path / INDEX_DIR,
+                self.index_config,
+                doc_order=manifest.get("index_layout", {}).get("doc_order"),
+            )
         except ValueError as exc:
             raise SnapshotCorruptedError(
                 f"{path / INDEX_DIR}: cannot open the index ({exc})"
