@@ -15,7 +15,6 @@ Data flow (bounded memory):
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import shutil
 import time
@@ -60,6 +59,7 @@ from wikigym.corpora.tables import (
     REDIRECTS_STAGE,
     TableWriter,
 )
+from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
 
 MAX_SKIPPED_NAMED = 10_000
@@ -68,6 +68,7 @@ MAX_SKIPPED_NAMED = 10_000
 ARTICLE_GROUP_ROWS = 1024
 PASSAGE_GROUP_ROWS = 4096
 LINK_GROUP_ROWS = 8192
+WORKER_DEPTH = 4  # batches queued per worker: keeps it busy while the main process writes
 
 
 @dataclass(frozen=True)
@@ -162,51 +163,48 @@ def _batches(records: Iterable[Record], size: int) -> Iterator[list[WireRecord]]
 
 
 def _ordered_results(
-    records: Iterable[Record], config: BuildConfig, source: str, pool: Any | None
+    records: Iterable[Record], config: BuildConfig, source: str, workers: Workers | None
 ) -> Iterator[WireResult]:
     """Process batches with bounded in-flight work, yielding in input order.
 
-    Workers take batches while fewer than ``4 * workers + 4`` are in flight. When the
-    window is full and the oldest batch is not done, the main process parses the next
-    batch itself instead of waiting: with 2 processes on 2 cores the main process is
-    otherwise idle for a third of the time (it reads, assigns ids and writes, but does
-    not parse). Results still come out in input order, so nothing depends on who parsed.
+    Each worker holds at most ``WORKER_DEPTH`` batches. When all are full and the oldest
+    batch is not done, the main process parses the next batch itself instead of waiting:
+    with 2 processes on 2 cores the main process is otherwise idle for a third of the time
+    (it reads, assigns ids and writes, but does not parse). Results still come out in input
+    order, so nothing depends on who parsed.
     """
     words = config.passage_words
-    if pool is None:
+    if workers is None:
         for batch in _batches(records, config.batch_pages):
             yield from process_batch(batch, words, source)
         return
-    window = 4 * max(1, config.threads - 1) + 4
-    pending: deque[Any] = deque()  # AsyncResult, or a finished list parsed here
-    in_flight = 0
+    # Who took each batch, oldest first: a worker index, or the finished list parsed here.
+    pending: deque[int | list[WireResult]] = deque()
+    in_flight = [0] * len(workers)
+    max_pending = 4 * WORKER_DEPTH * len(workers)
 
-    def done(item: Any) -> bool:
-        return isinstance(item, list) or item.ready()
+    def pop() -> list[WireResult]:
+        item = pending.popleft()
+        if isinstance(item, list):
+            return item
+        in_flight[item] -= 1
+        return workers.result(item)
 
     for batch in _batches(records, config.batch_pages):
-        while pending and done(pending[0]):
-            item = pending.popleft()
-            if not isinstance(item, list):
-                in_flight -= 1
-                item = item.get()
-            yield from item
-        if in_flight < window:
-            pending.append(pool.apply_async(process_batch, (batch, words, source)))
-            in_flight += 1
-        elif len(pending) < 4 * window:
+        while pending and (isinstance(pending[0], list) or workers.ready(pending[0])):
+            yield from pop()
+        idle = min(range(len(workers)), key=in_flight.__getitem__)
+        if in_flight[idle] < WORKER_DEPTH:
+            workers.submit(idle, batch, words, source)
+            in_flight[idle] += 1
+            pending.append(idle)
+        elif len(pending) < max_pending:
             pending.append(process_batch(batch, words, source))
         else:
-            item = pending.popleft()
-            if not isinstance(item, list):
-                in_flight -= 1
-                item = item.get()
-            yield from item
-            pending.append(pool.apply_async(process_batch, (batch, words, source)))
-            in_flight += 1
+            yield from pop()
+            pending.append(process_batch(batch, words, source))
     while pending:
-        item = pending.popleft()
-        yield from item if isinstance(item, list) else item.get()
+        yield from pop()
 
 
 class _Writers:
@@ -472,12 +470,12 @@ def build_snapshot(
     report = BuildReport(out=str(out))
     started = time.perf_counter()
     tmp = _tmp_sibling(out)
-    pool = None
+    workers = None
     try:
         if config.threads > 1:
             # The main process is busy too (reading, ids, tables, index): with N cores it
             # takes one and N - 1 workers parse. Fork before Tantivy's writer threads exist.
-            pool = mp.get_context("fork").Pool(config.threads - 1)
+            workers = Workers(config.threads - 1)
         writers = _Writers(tmp, config)
         assembler = _Assembler(writers, report)
         total = sum(s.total_bytes() for s in sources)
@@ -490,14 +488,13 @@ def build_snapshot(
                 bar.update(n)
 
             for src in sources:
-                for result in _ordered_results(src.records(advance), config, src.name, pool):
+                for result in _ordered_results(src.records(advance), config, src.name, workers):
                     assembler.add(result, src.name)
                     if report.pages_read % 1000 == 0:
                         bar.set_postfix(pages=report.pages_read, passages=report.passages)
-        if pool is not None:
-            pool.close()
-            pool.join()
-            pool = None
+        if workers is not None:
+            workers.close()
+            workers = None
         layout = writers.close()
         if report.articles == 0:
             raise BuildError(
@@ -535,9 +532,8 @@ def build_snapshot(
         write_manifest(tmp, manifest)
         _install(tmp, out, overwrite)
     except BaseException:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        if workers is not None:
+            workers.terminate()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return report
