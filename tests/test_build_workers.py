@@ -49,3 +49,19 @@ def test_worker_death_raises() -> None:
 def test_needs_a_worker() -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         Workers(0)
+
+
+def test_megabyte_batches_do_not_deadlock() -> None:
+    """Task and result pipes both full (real dump pages are big): the main process must read
+    results while it waits to send, or the two processes wait for each other forever."""
+    text = "Alpha beta gamma delta. " * 20_000  # ~480 KB of wikitext per page
+    big = [
+        [encode_record(RawPage(title=f"Big {b} {i}", wikitext=text)) for i in range(6)]
+        for b in range(4)
+    ]
+    with Workers(1) as workers:
+        for batch in big:
+            workers.submit(0, batch, 100, "test")  # ~3 MB each, nothing read yet
+        got = [workers.result(0) for _ in big]
+    assert [len(r) for r in got] == [6, 6, 6, 6]
+    assert got[3] == process_batch(big[3], 100, "test")
