@@ -14,10 +14,12 @@ Systems:
 - ``tantivy-raw``: the ceiling on the SAME index: ``searcher.search(index.parse_query(q,
   ["body"]), 10, count=False)`` + ``searcher.doc`` x10 (no tie handling, no query cleaning).
 - ``bm25s``: ``bm25s.BM25(backend="numba")`` over "title text" per passage, tokenized with
-  ``\\w+``, no stop words and the PyStemmer English (Snowball) stemmer, i.e. the same analysis
-  as tantivy's ``en_stem``; hit texts come from an in-memory Python list.
-- ``duckdb-fts``: ``PRAGMA create_fts_index`` (english stemmer, no stop words) over title and
-  body, ``fts_main_passages.match_bm25``; slow, so only ``--duckdb-queries`` queries.
+  ``\\w+``, bm25s's English stop words (Lucene's 33, the same list as wikigym's) and the
+  PyStemmer English (Snowball) stemmer, i.e. the same analysis as wikigym's index; hit texts
+  come from an in-memory Python list.
+- ``duckdb-fts``: ``PRAGMA create_fts_index`` (english stemmer, the same 33 stop words from a
+  table) over title and body, ``fts_main_passages.match_bm25``; slow, so only
+  ``--duckdb-queries`` queries.
 
 Latency is measured one query at a time on one thread (p50/p99; the median over
 ``--repeat`` passes). Throughput runs all queries through a thread pool of 1 and 2 threads
@@ -158,6 +160,7 @@ class RawTantivy(System):
         import tantivy
 
         self.index = tantivy.Index.open(str(corpus.snapshot / "index"))
+        config.register(self.index)  # the snapshot's analyzer (stop words), as any reader must
         self.searcher = self.index.searcher()
         self.config = config
         self.build_note = "same index as wikigym"
@@ -268,9 +271,13 @@ class DuckFts(System):
         self.con.register("src", table)
         self.con.execute("CREATE TABLE passages AS SELECT * FROM src")
         self.con.unregister("src")
+        from wikigym.corpora.index import ENGLISH_STOPWORDS
+
+        self.con.execute("CREATE TABLE stop33 (sw VARCHAR)")
+        self.con.executemany("INSERT INTO stop33 VALUES (?)", [[w] for w in ENGLISH_STOPWORDS])
         self.con.execute(
             "PRAGMA create_fts_index('passages', 'passage_id', 'title', 'body', "
-            "stemmer='english', stopwords='none', overwrite=1)"
+            "stemmer='english', stopwords='stop33', overwrite=1)"
         )
         self.build_seconds = time.perf_counter() - start
         self.build_note = "load table + create_fts_index (1 thread)"
@@ -377,7 +384,8 @@ def bench_corpus(corpus: Corpus, args: argparse.Namespace) -> dict[str, Any]:
     systems: list[System] = [Ours(corpus), RawTantivy(corpus, config)]
     if not args.no_bm25s:
         print("  indexing bm25s ...", flush=True)
-        systems.append(Bm25s(corpus, args.bm25s_stopwords))
+        stop = None if args.bm25s_stopwords == "none" else args.bm25s_stopwords
+        systems.append(Bm25s(corpus, stop))
     if not args.no_duckdb:
         print("  indexing duckdb fts ...", flush=True)
         systems.append(DuckFts(corpus))
@@ -523,7 +531,9 @@ def main() -> None:
     parser.add_argument("--duckdb-repeat", type=int, default=1, help="timed passes of DuckDB")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument(
-        "--bm25s-stopwords", default=None, help="bm25s stop words (default none, like en_stem)"
+        "--bm25s-stopwords",
+        default="en",
+        help="bm25s stop words: 'en' (default; Lucene's 33, the same as wikigym's) or 'none'",
     )
     parser.add_argument("--no-bm25s", action="store_true")
     parser.add_argument("--no-duckdb", action="store_true")
@@ -564,7 +574,8 @@ def main() -> None:
         "percentiles); q/s = a thread pool sharing one searcher/retriever (DuckDB: one cursor "
         "per thread, DuckDB threads=1). DuckDB FTS runs only the first "
         f"{args.duckdb_queries} queries. bm25s: numba backend, PyStemmer english stemmer, "
-        f"token pattern \\w+, stop words {args.bm25s_stopwords or 'none'}, title prepended to "
+        f"token pattern \\w+, stop words {args.bm25s_stopwords} ('en' = Lucene's 33, the same "
+        "list as wikigym's index and the DuckDB FTS stop table), title prepended to "
         "the text; its hit texts come from an in-memory list. Plot: "
         f"`{png.name}`."
     )

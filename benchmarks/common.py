@@ -282,6 +282,23 @@ def ensure_world(articles: int, seed: int) -> Path:
     return path
 
 
+def is_current(snap: Path) -> bool:
+    """A cached snapshot exists and was built with today's result-changing settings and
+    format (otherwise it is rebuilt: e.g. after a change of the index analysis)."""
+    from wikigym.corpora import BuildConfig
+    from wikigym.corpora.manifest import FORMAT_VERSION
+
+    path = snap / "manifest.json"
+    if not path.is_file():
+        return False
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    return (
+        manifest.get("format_version") == FORMAT_VERSION
+        and manifest.get("content_config") == BuildConfig().content_config()
+        and "index_layout" in manifest
+    )
+
+
 def ensure_world_snapshot(articles: int, seed: int, threads: int) -> tuple[Path, dict[str, Any]]:
     """Build (once, cached) the snapshot of a generated world through the CLI, measured.
 
@@ -291,7 +308,7 @@ def ensure_world_snapshot(articles: int, seed: int, threads: int) -> tuple[Path,
     world = ensure_world(articles, seed)
     snap = WORK / f"snap-world-n{articles}-s{seed}"
     stats_path = WORK / f"snap-world-n{articles}-s{seed}.build.json"
-    if (snap / "manifest.json").is_file() and stats_path.is_file():
+    if is_current(snap) and stats_path.is_file():
         return snap, json.loads(stats_path.read_text(encoding="utf-8"))
     print(f"building {snap} with {threads} threads ...", flush=True)
     cmd = [
@@ -336,7 +353,7 @@ def ensure_real_snapshot(threads: int = 2) -> tuple[Path, dict[str, Any]]:
 
     snap = WORK / "snap-real-all"
     stats_path = WORK / "snap-real-all.build.json"
-    if (snap / "manifest.json").is_file() and stats_path.is_file():
+    if is_current(snap) and stats_path.is_file():
         return snap, json.loads(stats_path.read_text(encoding="utf-8"))
     sources = [open_build_source(p) for p in real_sources()]
     report = build_snapshot(
