@@ -72,7 +72,7 @@ def default_snapshot_path() -> Path:
 
     settings = json.dumps(BuildConfig().content_config(), sort_keys=True).encode()
     digest = hashlib.sha256(settings).hexdigest()[:8]
-    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-c{digest}"
+    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-{digest}"
     return cache_dir() / "snapshots" / name
 
 

@@ -218,11 +218,13 @@ def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class RawHit:
+class Hit:
+    """One search result."""
+
     passage_id: int
     doc_id: int
-    score: float
     title: str
+    score: float
     text: str
 
 
@@ -264,12 +266,14 @@ class PassageSearcher:
         # one nests each term and is ~2x slower on 1M passages. The terms are plain words, so
         # strict parsing fails only on input the lenient parser then handles.
         try:
-            return self.index.parse_query(text, fields, field_boosts=boosts or {})
+            if boosts is None:
+                return self.index.parse_query(text, fields)
+            return self.index.parse_query(text, fields, field_boosts=boosts)
         except ValueError:
             query, _errors = self.index.parse_query_lenient(text, fields, field_boosts=boosts or {})
         return query
 
-    def search(self, text: str, k: int) -> list[RawHit]:
+    def search(self, text: str, k: int) -> list[Hit]:
         """Top ``k`` passages by BM25, ties by passage_id ascending."""
         if k <= 0:
             return []
@@ -295,12 +299,8 @@ class PassageSearcher:
     def _top(self, query: tantivy.Query, limit: int) -> list[tuple[float, tantivy.DocAddress]]:
         return self.searcher.search(query, limit, count=False).hits
 
-    def _hit(self, score: float, address: tantivy.DocAddress) -> RawHit:
+    def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
         doc = self.searcher.doc(address)
-        return RawHit(
-            passage_id=int(doc["passage_id"][0]),
-            doc_id=int(doc["doc_id"][0]),
-            score=float(score),
-            title=doc["title"][0],
-            text=doc["text"][0].decode("utf-8") if self.config.title_in_body else doc["body"][0],
-        )
+        first = doc.get_first  # one field value each (doc[name] builds a list per access)
+        text = first("text").decode("utf-8") if self.config.title_in_body else first("body")
+        return Hit(first("passage_id"), first("doc_id"), first("title"), score, text)

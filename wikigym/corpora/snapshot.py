@@ -15,7 +15,7 @@ from typing import Any, Literal
 import duckdb
 import pyarrow as pa
 
-from wikigym.corpora.index import IndexConfig, PassageSearcher
+from wikigym.corpora.index import Hit, IndexConfig, PassageSearcher
 from wikigym.corpora.lookup import SortedTableReader
 from wikigym.corpora.manifest import (
     INDEX_DIR,
@@ -29,17 +29,6 @@ from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
 FULL_VERIFY_MAX_BYTES = 128 * 1024 * 1024
 Verify = Literal["auto", "full", "sizes", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One search result."""
-
-    passage_id: int
-    doc_id: int
-    title: str
-    score: float
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +186,7 @@ class Snapshot:
         if not isinstance(query, str):
             raise TypeError(f"query must be str, got {type(query).__name__}")
         k = min(int(k), self.num_passages)  # a huge k must not size a huge heap
-        return [
-            Hit(h.passage_id, h.doc_id, h.title, h.score, h.text)
-            for h in self._searcher.search(query, k)
-        ]
+        return self._searcher.search(query, k)
 
     # ---- lookup -------------------------------------------------------------------
     def _cursor(self) -> duckdb.DuckDBPyConnection:
