@@ -131,6 +131,16 @@ def test_stop_words(snaps: tuple[Snapshot, Snapshot], tmp_path: Path) -> None:
         IndexConfig(tokenizer="default")
 
 
+def test_cli_build_without_stop_words(shared_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    src = str(shared_data / "wiki" / "kilt-99articles.jsonl")
+    assert cli(["corpus", "build", src, "--out", str(out), "--no-stopwords", "--quiet"]) == 0
+    snap = Snapshot.open(out)
+    assert snap.index_config.stopwords == ()
+    assert snap.search("the", 3)  # indexed like any other word
+    assert snap.search("A", 1)[0].title == "A"
+
+
 def test_single_search_path_equals_tie_checked_path(
     snaps: tuple[Snapshot, Snapshot], tmp_path: Path
 ) -> None:
