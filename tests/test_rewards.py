@@ -457,6 +457,14 @@ def test_total_is_finite_bounded_and_order_free(episode: EpisodeOutcome, cfg: Re
     assert again == b
 
 
+def test_subnormal_weights_do_not_overflow() -> None:
+    """Found by hypothesis: w_format = 5e-324 with no citation component scaled to inf/nan."""
+    cfg = RewardConfig(w_outcome=0.0, w_citation=1.0, w_format=5e-324)
+    b = compute_reward(outcome(answer=None, golds=GOLDS, steps_used=0, max_steps=1), cfg)
+    assert all(math.isfinite(w) for w in b.weights.values()), b.weights
+    check_total(b, cfg)
+
+
 # --- Real data: HotpotQA supporting facts as a rubric ------------------------------------------
 
 

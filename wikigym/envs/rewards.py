@@ -460,14 +460,19 @@ def compute_reward(outcome: EpisodeOutcome, config: RewardConfig) -> RewardBreak
     components["penalty"] = 0.0 - min(raw_penalty, config.penalty_cap)  # never -0.0
 
     if support is not None:
-        scale = 1.0
+        weights = {
+            "outcome": config.w_outcome,
+            "citation": config.w_citation,
+            "format": config.w_format,
+        }
     else:  # no citation component: share its weight so the range is the same for every task
         present = config.w_outcome + config.w_format
-        scale = config.max_total / present if present > 0 else 0.0
-    weights = {"outcome": config.w_outcome * scale}
-    if support is not None:
-        weights["citation"] = config.w_citation
-    weights["format"] = config.w_format * scale
+
+        def share(w: float) -> float:
+            # w / present first: in [0, 1], so subnormal weights cannot overflow to inf/nan.
+            return config.max_total * (w / present) if present > 0 else 0.0
+
+        weights = {"outcome": share(config.w_outcome), "format": share(config.w_format)}
     weights["penalty"] = 1.0
 
     total = math.fsum(weights[name] * value for name, value in components.items())
