@@ -11,6 +11,9 @@ import threading
 from pathlib import Path
 
 import pytest
+import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wikigym.cli import main as cli
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
@@ -24,6 +27,13 @@ from wikigym.errors import BuildError, SnapshotCorruptedError, SnapshotError, So
 
 ENWIKI = "wiki/enwiki-excerpt-206pages.xml.bz2"
 TIE_QUERIES = ["history", "century", "city", "which", "first world", "born was", "new state"]
+_EN_STEM = (  # tantivy's built-in en_stem chain, for comparison
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
 HOSTILE_QUERIES = [
     "",
     "   ",
@@ -129,6 +139,29 @@ def test_stop_words(snaps: tuple[Snapshot, Snapshot], tmp_path: Path) -> None:
         IndexConfig.from_dict({"stopwords": "the"})
     with pytest.raises(ValueError, match="en_stem"):
         IndexConfig(tokenizer="default")
+
+
+_WORDISH = st.text(
+    alphabet=st.sampled_from(
+        list("abcxyzéüßİıΣσς中文한ـ١٢ⅫⅦ²½_-'.,!? ") + [chr(c) for c in range(0x300, 0x306)]
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(text=st.one_of(_WORDISH, st.sampled_from(["the of", "x" * 39, "x" * 40, "中" * 14])))
+def test_query_terms_match_the_analyzer(snaps: tuple[Snapshot, Snapshot], text: str) -> None:
+    """build_query drops long tokens and stop words itself; it must agree with Tantivy's
+    analyzer, or a query that analyses to nothing would match every document."""
+    searcher = snaps[0]._searcher
+    stop = snaps[0].index_config.analyzer()
+    assert stop is not None
+    plain = _EN_STEM
+    query = searcher.build_query(text)
+    assert (query is None) == (not plain.analyze(text))
+    if query is not None and stop.analyze(text):
+        assert searcher.search(text, 3) == snaps[0].search(text, 3)
 
 
 def test_cli_build_without_stop_words(shared_data: Path, tmp_path: Path) -> None:

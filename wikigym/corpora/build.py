@@ -20,6 +20,7 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym import __version__
-from wikigym.corpora.index import IndexConfig, IndexLayout, PassageIndexWriter
+from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
@@ -221,10 +222,9 @@ class _Writers:
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
         self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
 
-    def close(self) -> IndexLayout:
+    def close_tables(self) -> None:
         for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
             w.close()
-        return self.index.close()
 
 
 class _Assembler:
@@ -495,14 +495,20 @@ def build_snapshot(
         if workers is not None:
             workers.close()
             workers = None
-        layout = writers.close()
+        writers.close_tables()
         if report.articles == 0:
+            writers.index.close()
             raise BuildError(
                 f"no article was read from {', '.join(s.name for s in sources)} "
                 f"({report.pages_read} pages, {report.pages_skipped} skipped); "
                 "check the --format and the files"
             )
-        _resolve(tmp, config, report)
+        # Tantivy's commit and merge (its own threads) and DuckDB's resolution touch
+        # different files: run them at the same time.
+        with ThreadPoolExecutor(1, thread_name_prefix="wikigym-index") as pool:
+            index_done = pool.submit(writers.index.close)
+            _resolve(tmp, config, report)
+            layout = index_done.result()
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
