@@ -83,6 +83,7 @@ class BuildConfig:
             the content or the search results.
         index: Index settings (part of the id).
         batch_pages: Pages per batch sent to a worker.
+        batch_chars: Wikitext characters after which a batch is cut before ``batch_pages``.
         duckdb_memory: Memory limit of the resolution step (spills to disk beyond it).
     """
 
@@ -90,6 +91,7 @@ class BuildConfig:
     threads: int = 1
     index: IndexConfig = field(default_factory=IndexConfig)
     batch_pages: int = 64
+    batch_chars: int = 256 * 1024
     duckdb_memory: str = "2GB"
 
     def content_config(self) -> dict[str, Any]:
@@ -152,13 +154,20 @@ class BuildReport:
 Record = RawPage | ParsedPage | SkippedPage
 
 
-def _batches(records: Iterable[Record], size: int) -> Iterator[list[WireRecord]]:
+def _batches(records: Iterable[Record], pages: int, chars: int) -> Iterator[list[WireRecord]]:
+    """Batches of at most ``pages`` records, cut early once they hold ``chars`` characters of
+    wikitext: real articles are 100x the size of generated ones, and a few huge batches
+    would leave processes idle at the end of a small dump."""
     batch: list[WireRecord] = []
+    size = 0
     for record in records:
         batch.append(encode_record(record))
-        if len(batch) >= size:
+        if isinstance(record, RawPage):
+            size += len(record.wikitext)
+        if len(batch) >= pages or size >= chars:
             yield batch
             batch = []
+            size = 0
     if batch:
         yield batch
 
@@ -176,7 +185,7 @@ def _ordered_results(
     """
     words = config.passage_words
     if workers is None:
-        for batch in _batches(records, config.batch_pages):
+        for batch in _batches(records, config.batch_pages, config.batch_chars):
             yield from process_batch(batch, words, source)
         return
     # Who took each batch, oldest first: a worker index, or the finished list parsed here.
@@ -191,7 +200,7 @@ def _ordered_results(
         in_flight[item] -= 1
         return workers.result(item)
 
-    for batch in _batches(records, config.batch_pages):
+    for batch in _batches(records, config.batch_pages, config.batch_chars):
         while pending and (isinstance(pending[0], list) or workers.ready(pending[0])):
             yield from pop()
         idle = min(range(len(workers)), key=in_flight.__getitem__)
