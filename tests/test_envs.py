@@ -351,7 +351,7 @@ def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
 def test_output_readers_parse_every_tool_output(env: WikiSearchEnv, snap: Snapshot) -> None:
     """The shared readers of the printed formats (used by the heuristic agent and the
     context wrapper) match what the tools print."""
-    from wikigym.envs.tools import MORE_PARTS, PASSAGE_LINE, SEARCH_HIT_LINE
+    from wikigym.envs.tools import MORE_PARTS, PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
 
     env.reset(seed=0)
     obs, *_ = env.step(call("search", query="anarchism history", k=5))
@@ -360,8 +360,11 @@ def test_output_readers_parse_every_tool_output(env: WikiSearchEnv, snap: Snapsh
     assert [int(m.group(1)) for m in hits] == [h.passage_id for h in expected]
     assert [(m.group(2), int(m.group(3))) for m in hits] == [(h.title, h.doc_id) for h in expected]
     obs, *_ = env.step(call("open", page="Anarchism"))
+    head = PAGE_HEAD_LINE.match(obs.splitlines()[0])
     shown = [int(m.group(1)) for line in obs.splitlines() if (m := PASSAGE_LINE.match(line))]
     page = snap.page("Anarchism")
+    assert head is not None and page is not None
+    assert head.groups() == ("Anarchism", f"d{page.doc_id}")
     assert (
         page is not None
         and shown == [p.passage_id for p in snap.passages_of(page.doc_id)][: len(shown)]

@@ -39,6 +39,10 @@ PASSAGE_LINE = re.compile(r"^\[p(\d+)\] ?(.*)$")
 """A passage line of ``open`` or ``find``: groups (passage id, text)."""
 MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
 """The note under a page part that has a next part: group (next part)."""
+PAGE_HEAD_LINE = re.compile(
+    r"^# (.*) \((d\d+)\)(?: \[from .*\])?(?: \[disambiguation page\])?(?: part \d+/\d+)?$"
+)
+"""The first line of ``open``: groups (title, doc ref ``d<id>``)."""
 
 
 def passage_ref(passage_id: int) -> str:

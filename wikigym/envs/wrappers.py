@@ -33,7 +33,7 @@ import gymnasium as gym
 
 from wikigym.envs.actions import parse_action
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tools import PASSAGE_LINE, SEARCH_HIT_LINE
+from wikigym.envs.tools import PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
 
 #: Size bound for transcripts of envs that do not tell their own bounds.
 FALLBACK_MAX_CHARS = 1 << 30
@@ -57,9 +57,6 @@ _SEGMENT_SPLIT = re.compile(
 )
 _SEARCH_HEAD = re.compile(r"^search\((.*)\): (\d+) results$")
 _SEARCH_EMPTY = re.compile(r"^search\((.*)\): no passage matches")
-_OPEN_HEAD = re.compile(
-    r"^# (.*) \((d\d+)\)(?: \[from .*\])?(?: \[disambiguation page\])?(?: part \d+/\d+)?$"
-)
 _OPEN_TAIL = re.compile(r"^\.\.\. \(part \d+/\d+; open with part=\d+ to read on\)$")
 _FIND_HEAD = re.compile(r"^find\((.*)\) in (.*) \((d\d+)\): \d+ passages$")
 _FIND_MISS = re.compile(r"^find: .* does not occur in (.*) \((d\d+)\)\.$")
@@ -155,7 +152,7 @@ def parse_output(text: str) -> Segment:
         )
     if m := _SEARCH_EMPTY.match(head):
         return Segment("search", text, head, query=_literal(m.group(1)))
-    if m := _OPEN_HEAD.match(head):
+    if m := PAGE_HEAD_LINE.match(head):
         body = list(lines[1:])
         if body and body[-1].startswith("Links: "):
             body.pop()

@@ -33,7 +33,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from wikigym.envs.tasks import Task
-from wikigym.envs.tools import MORE_PARTS, PASSAGE_LINE, SEARCH_HIT_LINE
+from wikigym.envs.tools import MORE_PARTS, PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
 from wikigym.eval.agents import tool_call
 
 MONTHS = (
@@ -55,7 +55,6 @@ _YEAR = re.compile(r"\b(\d{3,4})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'’-]*)*")
-_PAGE_HEAD = re.compile(r"^# (.*?) \(d(\d+)\)")
 _SIMILAR = re.compile(r"Similar titles: (.*?)\. Use search")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -330,7 +329,7 @@ def parse_search(obs: str) -> list[tuple[int, str, str]]:
 def parse_page(obs: str) -> PageView | None:
     """The page in an ``open`` result, or None when the observation is not a page."""
     lines = obs.splitlines()
-    if not lines or not (head := _PAGE_HEAD.match(lines[0])):
+    if not lines or not (head := PAGE_HEAD_LINE.match(lines[0])):
         return None
     passages: list[tuple[int, str]] = []
     links: list[str] = []
