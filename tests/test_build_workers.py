@@ -65,3 +65,12 @@ def test_megabyte_batches_do_not_deadlock() -> None:
         got = [workers.result(0) for _ in big]
     assert [len(r) for r in got] == [6, 6, 6, 6]
     assert got[3] == process_batch(big[3], 100, "test")
+
+
+def test_batches_cut_by_pages_or_wikitext_size() -> None:
+    from wikigym.corpora.build import _batches
+
+    small = [RawPage(title=f"S{i}", wikitext="x" * 10) for i in range(10)]
+    assert [len(b) for b in _batches(small, 4, 1_000)] == [4, 4, 2]
+    big = [RawPage(title=f"B{i}", wikitext="x" * 600) for i in range(5)]
+    assert [len(b) for b in _batches(big, 64, 1_000)] == [2, 2, 1]  # cut at >= 1,000 chars
