@@ -12,22 +12,15 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from wikigym.envs.actions import (
-    ACTION_TOO_LONG,
-    EMPTY_ACTION,
-    ERROR_CODES,
-    INVALID_ARGUMENTS,
     MAX_ACTION_CHARS,
     MAX_MESSAGE_CHARS,
     MAX_RAW_CHARS,
-    NO_TOOL_CALL,
-    PARSE_ERROR,
-    TOO_MANY_CALLS,
-    UNKNOWN_TOOL,
     ActionError,
     ParsedAction,
     ToolCall,
     parse_action,
 )
+from wikigym.envs.codes import ACTION_ERROR_CODES, ErrorCode
 from wikigym.envs.tool_specs import (
     TOOL_MODELS,
     AnswerArgs,
@@ -72,7 +65,7 @@ def assert_well_formed(parsed: ParsedAction) -> None:
     for item in parsed.calls:
         assert isinstance(item.args, TOOL_MODELS[item.name])
     for item in parsed.errors:
-        assert item.code in ERROR_CODES
+        assert item.code in ACTION_ERROR_CODES
         assert item.message
         assert len(item.message) <= MESSAGE_BOUND
         assert len(item.raw) <= MAX_RAW_CHARS + 50
@@ -193,7 +186,7 @@ def test_think_block_is_never_a_call() -> None:
     got = parse_action("<think>maybe <search>wrong</search></think>\n<search>right</search>")
     assert [c.args for c in got.calls] == [SearchArgs(query="right")]
     assert "wrong" in got.text
-    assert error("<think>only thinking <answer>x</answer>").code == NO_TOOL_CALL
+    assert error("<think>only thinking <answer>x</answer>").code == ErrorCode.NO_TOOL_CALL
 
 
 def test_unclosed_tags_take_the_rest_of_the_action() -> None:
@@ -203,7 +196,7 @@ def test_unclosed_tags_take_the_rest_of_the_action() -> None:
     )
     assert call("<search>who wrote it").args == SearchArgs(query="who wrote it")
     bad = error('<tool_call>{"name": "search", "arguments": {"query": "x"')
-    assert bad.code == PARSE_ERROR
+    assert bad.code == ErrorCode.PARSE_ERROR
     assert "not closed" in bad.message
 
 
@@ -224,7 +217,7 @@ def test_lenient_json_fallback() -> None:
 def test_calls_beyond_max_calls_are_one_too_many_calls_error() -> None:
     got = parse_action("<search>a</search> <search>b</search> <search>c</search>")
     assert [c.args.query for c in got.calls] == ["a"]  # type: ignore[attr-defined]
-    assert [e.code for e in got.errors] == [TOO_MANY_CALLS]
+    assert [e.code for e in got.errors] == [ErrorCode.TOO_MANY_CALLS]
     assert "2 call(s)" in got.errors[0].message
     assert got.errors[0].raw == "<search>b</search>"
 
@@ -239,9 +232,9 @@ def test_calls_run_in_order_of_appearance_across_forms() -> None:
 def test_invalid_attempts_take_a_slot() -> None:
     got = parse_action(tool_call("search", {"k": 3}) + "<search>b</search>")
     assert got.calls == ()
-    assert [e.code for e in got.errors] == [INVALID_ARGUMENTS, TOO_MANY_CALLS]
+    assert [e.code for e in got.errors] == [ErrorCode.INVALID_ARGUMENTS, ErrorCode.TOO_MANY_CALLS]
     got = parse_action(tool_call("search", {"k": 3}) + "<search>b</search>", max_calls=2)
-    assert [e.code for e in got.errors] == [INVALID_ARGUMENTS]
+    assert [e.code for e in got.errors] == [ErrorCode.INVALID_ARGUMENTS]
     assert [c.args for c in got.calls] == [SearchArgs(query="b")]
 
 
@@ -256,10 +249,10 @@ def test_answer_ends_the_action() -> None:
     # An answer past the slots is not run, like any other call.
     got = parse_action("<search>x</search><answer>Paris</answer>")
     assert [c.name for c in got.calls] == [ToolName.SEARCH]
-    assert [e.code for e in got.errors] == [TOO_MANY_CALLS]
+    assert [e.code for e in got.errors] == [ErrorCode.TOO_MANY_CALLS]
     # An invalid answer does not end the action.
     got = parse_action("<answer> </answer><search>x</search>", max_calls=2)
-    assert [e.code for e in got.errors] == [INVALID_ARGUMENTS]
+    assert [e.code for e in got.errors] == [ErrorCode.INVALID_ARGUMENTS]
     assert [c.name for c in got.calls] == [ToolName.SEARCH]
 
 
@@ -269,13 +262,13 @@ def test_answer_ends_the_action() -> None:
 def test_empty_action() -> None:
     for action in ("", "   \n\t", b""):
         got = error(action)
-        assert got.code == EMPTY_ACTION
+        assert got.code == ErrorCode.EMPTY_ACTION
         assert "<tool_call>" in got.message
 
 
 def test_no_tool_call() -> None:
     got = parse_action("The answer is Paris.")
-    assert [e.code for e in got.errors] == [NO_TOOL_CALL]
+    assert [e.code for e in got.errors] == [ErrorCode.NO_TOOL_CALL]
     assert got.text == "The answer is Paris."
     assert '"name": "answer"' in got.errors[0].message
 
@@ -297,7 +290,7 @@ def test_no_tool_call() -> None:
 )
 def test_invalid_search_arguments(arguments: dict[str, object], needle: str) -> None:
     got = error(tool_call("search", arguments))
-    assert got.code == INVALID_ARGUMENTS
+    assert got.code == ErrorCode.INVALID_ARGUMENTS
     assert needle in got.message
     assert "Expected search(query: string, k: integer = 5)" in got.message
     assert example_call(ToolName.SEARCH) in got.message
@@ -322,27 +315,27 @@ def test_invalid_arguments_of_other_tools(
     name: str, arguments: dict[str, object], needle: str
 ) -> None:
     got = error(tool_call(name, arguments))
-    assert got.code == INVALID_ARGUMENTS
+    assert got.code == ErrorCode.INVALID_ARGUMENTS
     assert needle in got.message
 
 
 def test_search_r1_tag_error_shows_a_tag_example() -> None:
     got = error("<search></search>")
-    assert got.code == INVALID_ARGUMENTS
+    assert got.code == ErrorCode.INVALID_ARGUMENTS
     assert "<search>capital of France</search>" in got.message
 
 
 @pytest.mark.parametrize("name", ["browse", "", "functions.search", 3, None, ["search"]])
 def test_unknown_tool(name: object) -> None:
     got = error("<tool_call>" + json.dumps({"name": name, "arguments": {}}) + "</tool_call>")
-    assert got.code == UNKNOWN_TOOL
+    assert got.code == ErrorCode.UNKNOWN_TOOL
     assert "Available tools: search, open, find, python, answer" in got.message
 
 
 def test_disabled_tool_is_unknown() -> None:
     enabled = [ToolName.ANSWER, ToolName.SEARCH]
     got = error("<python>print(1)</python>", tools=enabled)
-    assert got.code == UNKNOWN_TOOL
+    assert got.code == ErrorCode.UNKNOWN_TOOL
     assert "Available tools: search, answer." in got.message
     assert call("<search>x</search>", tools=enabled).name is ToolName.SEARCH
 
@@ -378,7 +371,7 @@ def test_disabled_tool_is_unknown() -> None:
 )
 def test_parse_errors(body: str, needle: str) -> None:
     got = error("<tool_call>" + body + "</tool_call>")
-    assert got.code == PARSE_ERROR
+    assert got.code == ErrorCode.PARSE_ERROR
     assert needle in got.message
     assert example_call(ToolName.SEARCH) in got.message
 
@@ -386,13 +379,13 @@ def test_parse_errors(body: str, needle: str) -> None:
 def test_empty_or_null_arguments_mean_no_arguments() -> None:
     for arguments in ("", None, "  "):
         got = error(tool_call("search", arguments))
-        assert got.code == INVALID_ARGUMENTS
+        assert got.code == ErrorCode.INVALID_ARGUMENTS
         assert "query: Field required" in got.message
 
 
 def test_action_too_long() -> None:
     got = error("<search>x</search>" + " " * MAX_ACTION_CHARS)
-    assert got.code == ACTION_TOO_LONG
+    assert got.code == ErrorCode.ACTION_TOO_LONG
     assert len(got.raw) <= MAX_RAW_CHARS
 
 
@@ -461,7 +454,7 @@ def test_deep_json(depth: int) -> None:
         tool_call("search", {"query": "x"}).replace('"x"', "[" * depth + "]" * depth),
     ):
         parsed, seconds = _timed(action)
-        assert [e.code for e in parsed.errors] == [PARSE_ERROR]
+        assert [e.code for e in parsed.errors] == [ErrorCode.PARSE_ERROR]
         assert seconds < 0.5
     got = error("<tool_call>" + "[" * depth + "]" * depth + "</tool_call>")
     assert "nested more than 32 levels" in got.message
@@ -478,13 +471,13 @@ def test_lenient_retry_rechecks_depth() -> None:
     # The lone '"' hides the brackets from the first check; the rewrite exposes them.
     action = "<tool_call>{'a': 'x\"', 'b': " + "[" * 5000 + "]" * 5000 + "}</tool_call>"
     got = error(action)
-    assert got.code == PARSE_ERROR
+    assert got.code == ErrorCode.PARSE_ERROR
     assert "nested more than 32 levels" in got.message
 
 
 def test_nesting_within_the_limit_reaches_validation() -> None:
     got = error(tool_call("search", {"query": [[[["x"]]]]}))
-    assert got.code == INVALID_ARGUMENTS
+    assert got.code == ErrorCode.INVALID_ARGUMENTS
 
 
 def test_lone_surrogates_and_null_bytes_are_replaced() -> None:
@@ -499,15 +492,15 @@ def test_lone_surrogates_and_null_bytes_are_replaced() -> None:
 
 def test_messages_do_not_echo_huge_input() -> None:
     got = error(tool_call("search", {"query": "x" * 150_000}))
-    assert got.code == INVALID_ARGUMENTS
+    assert got.code == ErrorCode.INVALID_ARGUMENTS
     assert len(got.message) <= MESSAGE_BOUND
     got = error(tool_call("search", {"query": "x" * 500_000}))
-    assert got.code == PARSE_ERROR
+    assert got.code == ErrorCode.PARSE_ERROR
     assert "more than 200000" in got.message
     assert len(got.message) <= MESSAGE_BOUND
     assert len(got.raw) <= MAX_RAW_CHARS + 50
     got = error("<tool_call>" + "y" * 500_000 + "</tool_call>")
-    assert got.code == PARSE_ERROR
+    assert got.code == ErrorCode.PARSE_ERROR
     assert len(got.message) <= MESSAGE_BOUND
 
 
@@ -581,8 +574,8 @@ def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     parsed = parse_action(action, max_calls=max_calls)
     assert_well_formed(parsed)
     run = list(parsed.calls)
-    assert len(run) + sum(e.code != TOO_MANY_CALLS for e in parsed.errors) <= max_calls
-    assert sum(e.code == TOO_MANY_CALLS for e in parsed.errors) <= 1
+    assert len(run) + sum(e.code != ErrorCode.TOO_MANY_CALLS for e in parsed.errors) <= max_calls
+    assert sum(e.code == ErrorCode.TOO_MANY_CALLS for e in parsed.errors) <= 1
     answers = [i for i, c in enumerate(run) if c.name is ToolName.ANSWER]
     assert answers in ([], [len(run) - 1])  # nothing runs after an answer
 
@@ -614,7 +607,10 @@ def test_arbitrary_arguments_validate_or_fail_cleanly(
     if parsed.calls:
         assert parsed.calls[0].name is name
     else:
-        assert parsed.errors[0].code in (INVALID_ARGUMENTS, PARSE_ERROR)  # NaN floats: parse_error
+        assert parsed.errors[0].code in (
+            ErrorCode.INVALID_ARGUMENTS,
+            ErrorCode.PARSE_ERROR,
+        )  # NaN floats: parse_error
 
 
 # --- tool specs -----------------------------------------------------------------------------

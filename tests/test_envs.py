@@ -12,11 +12,11 @@ from gymnasium.utils.env_checker import check_env
 
 import wikigym
 from wikigym.corpora import Snapshot
-from wikigym.envs.default_tasks import one_hop_tasks
-from wikigym.envs.tasks import OracleCall, RubricEntry, Task, TaskSet
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
+from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tasks.taskset import OracleCall, RubricEntry, Task, TaskSet
 
 
 def call(name: str, **arguments: object) -> str:
@@ -372,3 +372,46 @@ def test_output_readers_parse_every_tool_output(env: WikiSearchEnv, snap: Snapsh
     assert (more := MORE_PARTS.search(obs)) is not None and more.group(1) == "2"
     obs, *_ = env.step(call("find", page="Anarchism", text="Proudhon"))
     assert any(PASSAGE_LINE.match(line) for line in obs.splitlines()[1:])
+
+
+def test_missing_tasks_file_is_a_typed_error(snap: Snapshot, tmp_path: Path) -> None:
+    missing = tmp_path / "nothere.jsonl"
+    # Without a corpus too: the path is checked before the default world would be built.
+    for corpus in (None, snap.path):
+        with pytest.raises(
+            TaskSetError, match=r"nothere\.jsonl.*is not a TaskSet file.*tasks=FILE"
+        ):
+            gym.make("WikiSearch-v0", corpus=corpus, tasks=missing)
+
+
+def test_corpus_that_is_not_a_snapshot_is_a_typed_error(tasks: TaskSet, tmp_path: Path) -> None:
+    from wikigym.errors import SnapshotError
+
+    with pytest.raises(SnapshotError, match=r"nosnap.*not a snapshot directory.*corpus build"):
+        gym.make("WikiSearch-v0", corpus=tmp_path / "nosnap", tasks=tasks)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SnapshotError, match=r"empty is not a wikigym snapshot.*corpus build"):
+        gym.make("WikiSearch-v0", corpus=tmp_path / "empty", tasks=tasks)
+
+
+def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:
+    """Task sources place oracle citations by tasks.layout; open must show exactly that."""
+    from wikigym.envs.tool_specs import OpenArgs
+    from wikigym.envs.tools import ToolBox, ToolConfig
+    from wikigym.tasks.layout import page_blocks, paginate
+
+    box = ToolBox(snap, config=ToolConfig(page_chars=1500))
+    titles = snap.sql("SELECT title FROM articles ORDER BY doc_id LIMIT 40").column(0).to_pylist()
+    multi = 0
+    for title in titles:
+        page = snap.page(title)
+        assert page is not None
+        parts = paginate(page_blocks(page, page.sections), 1500)
+        multi += len(parts) > 1
+        for n, part in enumerate(parts, 1):
+            shown = box.open(OpenArgs(page=title, part=n))
+            assert shown.error is None
+            assert shown.seen[1:] == tuple(b.ref for b in part)
+            assert "\n".join(b.render() for b in part) in shown.text
+        assert box.open(OpenArgs(page=title, part=len(parts) + 1)).error == "invalid_part"
+    assert multi > 5

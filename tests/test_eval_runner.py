@@ -10,14 +10,16 @@ import pytest
 
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.default_tasks import one_hop_tasks
 from wikigym.envs.replay import replay
-from wikigym.envs.tasks import OracleCall, TaskSet
+from wikigym.errors import EvalError
 from wikigym.eval import cli as eval_cli
-from wikigym.eval.agents import EvalError, OracleAgent, make_agent
+from wikigym.eval.agents import OracleAgent
+from wikigym.eval.factory import make_agent
 from wikigym.eval.heuristic import HeuristicAgent, analyse, question_of
 from wikigym.eval.report import PLOTS, write_report
 from wikigym.eval.runner import HALLUCINATION_TYPES, choose_tasks, run_eval
+from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tasks.taskset import OracleCall, TaskSet
 
 LEVEL_KEYS = {
     "episodes",

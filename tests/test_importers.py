@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 
 from wikigym.corpora import Snapshot, build_snapshot, open_build_source
-from wikigym.envs import tasks_cli
-from wikigym.envs.importers import (
+from wikigym.envs.tool_specs import format_tool_call
+from wikigym.envs.wiki_search import WikiSearchEnv
+from wikigym.errors import TaskSetError
+from wikigym.tasks import cli as tasks_cli
+from wikigym.tasks.importers import (
     import_hotpotqa,
     import_hotpotqa_report,
     import_jsonl,
     import_nq_open,
 )
-from wikigym.envs.tasks import Task, TaskSet
-from wikigym.envs.tool_specs import format_tool_call
-from wikigym.envs.wiki_search import WikiSearchEnv
-from wikigym.errors import TaskSetError
+from wikigym.tasks.taskset import Task, TaskSet
 
 HOTPOT = "qa/hotpotqa-distractor-300.jsonl"
 

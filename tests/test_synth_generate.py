@@ -14,7 +14,6 @@ import pytest
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.envs.metrics import normalize_answer
-from wikigym.envs.tasks import TaskSet
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
@@ -25,6 +24,7 @@ from wikigym.synth.graph import graph_of
 from wikigym.synth.levels import LEVELS, level_problems
 from wikigym.synth.query import Entity, Intersect, IsA, Project, from_json, to_json, unwrap, wrap
 from wikigym.synth.sampler import Draft
+from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")

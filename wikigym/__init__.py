@@ -1,15 +1,16 @@
 """wikigym: offline, deterministic Wikipedia search environments for RL on LLM agents.
 
 Importing ``wikigym`` registers ``WikiSearch-v0`` and ``Calc-v0`` with Gymnasium (string
-entry points only: no I/O at import time).
+entry points only, and only once Gymnasium is loaded: no I/O at import time, and a user who
+only builds snapshots never loads Gymnasium), and synth's builder of the default TaskSet.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from wikigym.envs.registration import ENV_IDS
+from wikigym.version import __version__
+from wikigym.wiring import wire
 
-from wikigym.envs import ENV_IDS, register_envs
-
-register_envs()
+wire()
 
 __all__ = ["ENV_IDS", "__version__"]

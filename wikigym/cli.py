@@ -9,9 +9,9 @@ from pathlib import Path
 
 from wikigym import __version__
 from wikigym.corpora import cli as corpus_cli
-from wikigym.envs import tasks_cli
 from wikigym.errors import WikigymError
 from wikigym.eval import cli as eval_cli
+from wikigym.tasks import cli as tasks_cli
 from wikigym.trainers import cli as trainers_cli
 
 
@@ -43,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Build (once) the default world and TaskSet, run oracle and heuristic, print a table."""
-    from wikigym.envs.resources import default_resources, default_tasks_path
-    from wikigym.eval.agents import make_agent
+    from wikigym.eval.factory import make_agent
     from wikigym.eval.report import write_report
     from wikigym.eval.runner import run_eval
+    from wikigym.tasks.defaults import default_resources, default_tasks_path
 
     snapshot, tasks = default_resources()
     print(

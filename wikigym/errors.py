@@ -33,3 +33,15 @@ class SandboxUnavailableError(WikigymError):
 
 class TaskSetError(WikigymError):
     """A TaskSet file is missing fields, malformed, or for another snapshot."""
+
+
+class TrajectoryError(WikigymError):
+    """A trajectory file is malformed or cannot be replayed."""
+
+
+class SynthError(WikigymError):
+    """Question synthesis failed: bad options, an unusable snapshot, or a task that is not proved."""
+
+
+class EvalError(WikigymError):
+    """An evaluation cannot run or found a broken task (bad agent spec, oracle failure, ...)."""

@@ -28,7 +28,6 @@ from typing import Any
 import duckdb
 from tqdm import tqdm
 
-from wikigym import __version__
 from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
@@ -62,6 +61,7 @@ from wikigym.corpora.tables import (
 )
 from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
+from wikigym.version import __version__
 
 MAX_SKIPPED_NAMED = 10_000
 # Small row groups keep point look-ups cheap (see wikigym.corpora.lookup); their sizes are

@@ -29,7 +29,7 @@ appearance, and each takes one of the ``max_calls`` slots. The attempts in the s
 one ``too_many_calls`` error. A valid ``answer`` call ends the episode, so attempts after it are
 ignored without an error.
 
-Every error carries a stable code (`ERROR_CODES`) and a bounded message saying what was expected,
+Every error carries a stable code (`wikigym.envs.codes.ErrorCode`) and a bounded message saying what was expected,
 what came and how a correct call looks.
 """
 
@@ -46,6 +46,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from wikigym.envs.codes import ErrorCode
 from wikigym.envs.tool_specs import (
     MAX_CODE_CHARS,
     TOOL_MODELS,
@@ -54,25 +55,6 @@ from wikigym.envs.tool_specs import (
     example_call,
     tool_signature,
 )
-
-EMPTY_ACTION = "empty_action"
-NO_TOOL_CALL = "no_tool_call"
-PARSE_ERROR = "parse_error"
-UNKNOWN_TOOL = "unknown_tool"
-INVALID_ARGUMENTS = "invalid_arguments"
-TOO_MANY_CALLS = "too_many_calls"
-ACTION_TOO_LONG = "action_too_long"
-
-ERROR_CODES: tuple[str, ...] = (
-    EMPTY_ACTION,
-    NO_TOOL_CALL,
-    PARSE_ERROR,
-    UNKNOWN_TOOL,
-    INVALID_ARGUMENTS,
-    TOO_MANY_CALLS,
-    ACTION_TOO_LONG,
-)
-"""Every `ActionError.code`, stable across versions (rewards and logs key on them)."""
 
 MAX_ACTION_CHARS = 2_000_000
 """Longer actions are not parsed at all (one ``action_too_long`` error)."""
@@ -102,7 +84,7 @@ class ToolCall:
 class ActionError:
     """A failed call attempt. `message` is shown to the model; `raw` is clipped to 2,000 chars."""
 
-    code: str
+    code: ErrorCode
     message: str
     raw: str
 
@@ -185,7 +167,7 @@ def _sanitize(text: str) -> str:
     return text.translate(_UNSAFE_TABLE)
 
 
-def _error(code: str, message: str, raw: str) -> ActionError:
+def _error(code: ErrorCode, message: str, raw: str) -> ActionError:
     return ActionError(
         code=code, message=_clip(message, MAX_MESSAGE_CHARS), raw=_clip(raw, MAX_RAW_CHARS)
     )
@@ -324,7 +306,7 @@ def _envelope(value: Any, attempt: _Attempt) -> tuple[Any, Any]:
     def fail(detail: str) -> _CallFailure:
         return _CallFailure(
             _error(
-                PARSE_ERROR,
+                ErrorCode.PARSE_ERROR,
                 f"Could not read the tool call: {detail}. Expected "
                 f'{{"name": <tool name>, "arguments": {{...}}}}, for example: '
                 f"{example_call(ToolName.SEARCH)}",
@@ -379,7 +361,7 @@ def _resolve_tool(name: Any, attempt: _Attempt, tools: tuple[ToolName, ...]) -> 
         shown = _repr.repr(name) if not isinstance(name, str) else repr(_clip(name, 60))
         raise _CallFailure(
             _error(
-                UNKNOWN_TOOL,
+                ErrorCode.UNKNOWN_TOOL,
                 f"Unknown tool {shown}. Available tools: {_available(tools)}. "
                 f"Example: {example_call(tools[0])}",
                 attempt.raw,
@@ -424,7 +406,7 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
             unclosed = "" if attempt.closed else " (the call was not closed)"
             raise _CallFailure(
                 _error(
-                    PARSE_ERROR,
+                    ErrorCode.PARSE_ERROR,
                     f"Could not read the tool call{unclosed}: {_clip(str(error), 300)}. "
                     f"Got: {_clip(body, _SNIPPET_CHARS)!r}. Expected a JSON object, for example: "
                     f"{example_call(ToolName.SEARCH)}",
@@ -437,7 +419,11 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
         args = TOOL_MODELS[tool].model_validate(arguments)
     except ValidationError as error:
         raise _CallFailure(
-            _error(INVALID_ARGUMENTS, _validation_message(tool, error, attempt.kind), attempt.raw)
+            _error(
+                ErrorCode.INVALID_ARGUMENTS,
+                _validation_message(tool, error, attempt.kind),
+                attempt.raw,
+            )
         ) from None
     return ToolCall(name=tool, args=args, raw=attempt.raw)
 
@@ -560,11 +546,13 @@ def parse_action(
             f"The action has {len(action)} characters; at most {MAX_ACTION_CHARS} are read. "
             f"Write one short tool call, for example: {example_call(enabled[0])}"
         )
-        return ParsedAction((), (_error(ACTION_TOO_LONG, message, action[:MAX_RAW_CHARS]),), "")
+        return ParsedAction(
+            (), (_error(ErrorCode.ACTION_TOO_LONG, message, action[:MAX_RAW_CHARS]),), ""
+        )
     text = _sanitize(action)
     if not text.strip():
         message = f"The action is empty. Call a tool, for example: {example_call(enabled[0])}"
-        return ParsedAction((), (_error(EMPTY_ACTION, message, text),), "")
+        return ParsedAction((), (_error(ErrorCode.EMPTY_ACTION, message, text),), "")
     attempts, free_text = _scan(text)
     if not attempts:
         message = (
@@ -573,7 +561,7 @@ def parse_action(
         )
         if ToolName.ANSWER in enabled:
             message += f" To give the final answer: {example_call(ToolName.ANSWER)}"
-        return ParsedAction((), (_error(NO_TOOL_CALL, message, text),), free_text)
+        return ParsedAction((), (_error(ErrorCode.NO_TOOL_CALL, message, text),), free_text)
     calls: list[ToolCall] = []
     errors: list[ActionError] = []
     for index, attempt in enumerate(attempts):
@@ -583,7 +571,7 @@ def parse_action(
                 f"Only {max_calls} tool call(s) per turn are run; the {extra} call(s) after "
                 f"that were not run. Make at most {max_calls} call(s) per turn."
             )
-            errors.append(_error(TOO_MANY_CALLS, message, attempt.raw))
+            errors.append(_error(ErrorCode.TOO_MANY_CALLS, message, attempt.raw))
             break
         try:
             call = _interpret(attempt, enabled)

@@ -16,13 +16,10 @@ from typing import Any
 
 import gymnasium as gym
 
-from wikigym.errors import WikigymError
+from wikigym.envs.registration import register_envs
+from wikigym.errors import TrajectoryError
 
 FORMAT = "wikigym.trajectory/1"
-
-
-class TrajectoryError(WikigymError):
-    """A trajectory file is malformed or cannot be replayed."""
 
 
 def _plain(value: Any) -> Any:
@@ -145,7 +142,7 @@ def replay(path: str | Path) -> tuple[int, Divergence | None]:
     Returns:
         ``(steps replayed, first divergence or None)``.
     """
-    import wikigym  # noqa: F401  (registers the env ids)
+    register_envs()  # idempotent; gym.make needs the ids
 
     header, *steps = load_trajectory(path)
     env = gym.make(header["env_id"], **header["env_kwargs"]).unwrapped

@@ -58,6 +58,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from wikigym.envs.codes import ErrorCode
 from wikigym.envs.metrics import best_match, normalize_answer
 
 __all__ = [
@@ -75,9 +76,9 @@ _OUTCOME_KINDS: tuple[str, ...] = ("binary", "f1", "threshold")
 PRESETS: tuple[str, ...] = ("binary", "f1", "shaped")
 
 # Stable tool error codes the penalties and metrics read (other codes are accepted and ignored).
-UNKNOWN_TOOL = "unknown_tool"
-INVALID_ARGUMENTS = "invalid_arguments"
-PARSE_ERROR = "parse_error"
+UNKNOWN_TOOL = ErrorCode.UNKNOWN_TOOL
+INVALID_ARGUMENTS = ErrorCode.INVALID_ARGUMENTS
+PARSE_ERROR = ErrorCode.PARSE_ERROR
 
 
 def _check_finite(name: str, value: float, *, low: float, high: float = math.inf) -> None:

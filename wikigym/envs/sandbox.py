@@ -48,15 +48,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from wikigym.envs.codes import SandboxCode
+
 __all__ = ["PythonSandbox", "SandboxLimits", "SandboxResult"]
 
 # Stable error codes of SandboxResult.error.
-ERROR_TIMEOUT = "timeout"
-ERROR_MEMORY = "memory"
-ERROR_KILLED = "killed"
-ERROR_OUTPUT_LIMIT = "output_limit"
-ERROR_NONZERO_EXIT = "nonzero_exit"
-ERROR_UNAVAILABLE = "unavailable"
+ERROR_TIMEOUT = SandboxCode.TIMEOUT
+ERROR_MEMORY = SandboxCode.MEMORY
+ERROR_KILLED = SandboxCode.KILLED
+ERROR_OUTPUT_LIMIT = SandboxCode.OUTPUT_LIMIT
+ERROR_NONZERO_EXIT = SandboxCode.NONZERO_EXIT
+ERROR_UNAVAILABLE = SandboxCode.UNAVAILABLE
 
 #: Host packages bound read-only into the sandbox (with their `<name>.libs` sibling) if present.
 SANDBOX_PACKAGES: tuple[str, ...] = ("numpy",)

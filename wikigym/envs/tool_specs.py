@@ -29,17 +29,19 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-MAX_QUERY_CHARS = 1000
-MAX_K = 20
-DEFAULT_K = 5
-MAX_TITLE_CHARS = 300
-MAX_SECTION_CHARS = 300
-MAX_PART = 10_000
-MAX_FIND_CHARS = 500
-MAX_CODE_CHARS = 20_000
-MAX_ANSWER_CHARS = 2000
-MAX_CITATIONS = 20
-MAX_CITATION_CHARS = 200
+from wikigym.tasks.limits import (
+    DEFAULT_K,
+    MAX_ANSWER_CHARS,
+    MAX_CITATION_CHARS,
+    MAX_CITATIONS,
+    MAX_CODE_CHARS,
+    MAX_FIND_CHARS,
+    MAX_K,
+    MAX_PART,
+    MAX_QUERY_CHARS,
+    MAX_SECTION_CHARS,
+    MAX_TITLE_CHARS,
+)
 
 
 class ToolName(str, Enum):

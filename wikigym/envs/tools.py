@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wikigym.corpora.snapshot import Page, Snapshot
+from wikigym.envs.codes import ErrorCode, SandboxCode
 from wikigym.envs.sandbox import PythonSandbox
 from wikigym.envs.tool_specs import (
     AnswerArgs,
@@ -23,12 +24,8 @@ from wikigym.envs.tool_specs import (
     ToolArgs,
     ToolName,
 )
-
-NOT_FOUND = "not_found"
-SANDBOX_ERROR = "sandbox_error"
-INVALID_PART = "invalid_part"
-TOOL_DISABLED = "tool_disabled"
-TOOL_ERROR_CODES: tuple[str, ...] = (NOT_FOUND, SANDBOX_ERROR, INVALID_PART, TOOL_DISABLED)
+from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
+from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
 
 # Readers of the printed formats below, for code that sees tool outputs as text, as a model
 # does (the heuristic agent, the context-management wrapper). Keep them in step with the
@@ -45,24 +42,6 @@ PAGE_HEAD_LINE = re.compile(
 """The first line of ``open``: groups (title, doc ref ``d<id>``)."""
 
 
-def passage_ref(passage_id: int) -> str:
-    """The citation id of a passage (``p12``)."""
-    return f"p{passage_id}"
-
-
-def page_ref(doc_id: int) -> str:
-    """The citation id of a page (``d3``)."""
-    return f"d{doc_id}"
-
-
-def parse_ref(ref: str) -> tuple[str, int] | None:
-    """``("p", 12)`` for ``p12``, ``("d", 3)`` for ``d3``; None for anything else."""
-    ref = ref.strip()
-    if len(ref) >= 2 and ref[0] in "pPdD" and ref[1:].isdigit() and len(ref) <= 19:
-        return ref[0].lower(), int(ref[1:])
-    return None
-
-
 @dataclass(frozen=True)
 class ToolResult:
     """What one call produced.
@@ -75,7 +54,7 @@ class ToolResult:
     """
 
     text: str
-    error: str | None = None
+    error: ErrorCode | None = None
     seen: tuple[str, ...] = ()
     answer: AnswerArgs | None = None
 
@@ -92,7 +71,7 @@ class ToolConfig:
         python_output_chars: Characters of sandbox output shown.
     """
 
-    page_chars: int = 6000
+    page_chars: int = DEFAULT_PAGE_CHARS
     find_max_hits: int = 10
     snippet_chars: int = 300
     python_output_chars: int = 4000
@@ -161,7 +140,7 @@ class ToolBox:
         return ToolResult(
             f"open: no page {ref!r} (by title, redirect or doc id).{hint} "
             "Use search to find the exact title.",
-            error=NOT_FOUND,
+            error=ErrorCode.NOT_FOUND,
         )
 
     def open(self, args: OpenArgs) -> ToolResult:
@@ -179,35 +158,14 @@ class ToolBox:
                 listing = "; ".join(dict.fromkeys(names)) or "(the page has only a lead section)"
                 return ToolResult(
                     f"open: page {page.title!r} has no section {args.section!r}. Sections: {listing}",
-                    error=NOT_FOUND,
+                    error=ErrorCode.NOT_FOUND,
                 )
             sections = chosen
-        # Blocks: one per passage, with its section heading when the section changes.
-        blocks: list[tuple[str, str]] = []  # (text, citation id)
-        last_path: tuple[str, ...] | None = None
-        paths = {pid: s.path for s in sections for pid in s.passage_ids}
-        for passage in page.passages:
-            pid = passage.passage_id
-            if pid not in paths:
-                continue
-            path = paths[pid]
-            prefix = ""
-            if path != last_path:
-                prefix = f"## {' > '.join(path)}\n" if path else ""
-                last_path = path
-            blocks.append((f"{prefix}[{passage_ref(pid)}] {passage.text}", passage_ref(pid)))
-        parts: list[list[tuple[str, str]]] = [[]]
-        size = 0
-        for block in blocks:
-            if parts[-1] and size + len(block[0]) > self.config.page_chars:
-                parts.append([])
-                size = 0
-            parts[-1].append(block)
-            size += len(block[0]) + 1
+        parts = paginate(page_blocks(page, sections), self.config.page_chars)
         if args.part > len(parts):
             return ToolResult(
                 f"open: page {page.title!r} has {len(parts)} part(s); part={args.part} does not exist.",
-                error=INVALID_PART,
+                error=ErrorCode.INVALID_PART,
             )
         shown = parts[args.part - 1]
         head = f"# {page.title} ({page_ref(page.doc_id)})"
@@ -217,7 +175,7 @@ class ToolBox:
             head += " [disambiguation page]"
         if len(parts) > 1:
             head += f" part {args.part}/{len(parts)}"
-        body = "\n".join(b for b, _ in shown)
+        body = "\n".join(b.render() for b in shown)
         tail = ""
         if args.part < len(parts):
             tail = (
@@ -227,7 +185,7 @@ class ToolBox:
         if links and args.part == 1 and args.section is None:
             uniq = list(dict.fromkeys(links))
             tail += "\nLinks: " + "; ".join(uniq[:30]) + (" ..." if len(uniq) > 30 else "")
-        seen = (page_ref(page.doc_id), *(ref for _, ref in shown))
+        seen = (page_ref(page.doc_id), *(b.ref for b in shown))
         return ToolResult(f"{head}\n{body}{tail}", seen=seen)
 
     def find(self, args: FindArgs) -> ToolResult:
@@ -243,7 +201,7 @@ class ToolBox:
         if not hits:
             return ToolResult(
                 f"find: {args.text!r} does not occur in {page.title!r} ({page_ref(page.doc_id)}).",
-                error=NOT_FOUND,
+                error=ErrorCode.NOT_FOUND,
                 seen=(page_ref(page.doc_id),),
             )
         half = self.config.snippet_chars // 2
@@ -267,7 +225,8 @@ class ToolBox:
     def python(self, args: PythonArgs, *, seed: int = 0) -> ToolResult:
         if self.sandbox is None:
             return ToolResult(
-                "python: the python tool is disabled in this environment.", error=TOOL_DISABLED
+                "python: the python tool is disabled in this environment.",
+                error=ErrorCode.TOOL_DISABLED,
             )
         result = self.sandbox.run(args.code, seed=seed)
         limit = self.config.python_output_chars
@@ -278,12 +237,13 @@ class ToolBox:
         if result.stderr:
             parts.append("stderr:\n" + result.stderr[:limit])
         if result.error is not None:
-            if result.error == "unavailable":
+            if result.error == SandboxCode.UNAVAILABLE:
                 return ToolResult(
-                    result.stderr[:limit] or "python: sandbox unavailable", error=TOOL_DISABLED
+                    result.stderr[:limit] or "python: sandbox unavailable",
+                    error=ErrorCode.TOOL_DISABLED,
                 )
             parts.append(f"[{result.error}]")
-            return ToolResult("\n".join(parts), error=SANDBOX_ERROR)
+            return ToolResult("\n".join(parts), error=ErrorCode.SANDBOX_ERROR)
         return ToolResult("\n".join(parts))
 
     def answer(self, args: AnswerArgs) -> ToolResult:

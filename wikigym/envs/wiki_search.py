@@ -25,19 +25,14 @@ import gymnasium as gym
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
-from wikigym.envs.resources import (
-    default_resources,
-    shared_one_hop_tasks,
-    shared_snapshot,
-    shared_taskset,
-)
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tasks import Task, TaskSet
 from wikigym.envs.tool_specs import ToolName, describe_tools
-from wikigym.envs.tools import ToolBox, ToolConfig, parse_ref
-from wikigym.errors import TaskSetError
+from wikigym.envs.tools import ToolBox, ToolConfig
+from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.refs import parse_ref
+from wikigym.tasks.taskset import Task, TaskSet
 
 ToolFormat = Literal["hermes", "json", "search-r1"]
 PythonMode = Literal["auto", "off", "unsafe"]
@@ -112,7 +107,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             raise ValueError(f"python must be 'auto', 'off' or 'unsafe', got {python!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.snapshot, self.tasks = _resolve(corpus, tasks)
+        self.snapshot, self.tasks = resolve_resources(corpus, tasks)
         # JSON-able arguments that re-create this env (for trajectories and replay).
         self.spec_kwargs: dict[str, Any] = {
             "corpus": None if corpus is None else str(self.snapshot.path),
@@ -321,33 +316,3 @@ def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[ToolName, ..
     if ToolName.ANSWER not in out:
         raise ValueError("the answer tool must be enabled: it is how an episode ends")
     return tuple(t for t in ToolName if t in out)
-
-
-def _resolve(
-    corpus: str | Path | Snapshot | None, tasks: str | Path | TaskSet | None
-) -> tuple[Snapshot, TaskSet]:
-    if corpus is None and tasks is None:
-        return default_resources()
-    if corpus is None:
-        snapshot, _ = default_resources()
-    elif isinstance(corpus, Snapshot):
-        snapshot = corpus
-    else:
-        snapshot = shared_snapshot(corpus)
-    if tasks is None:
-        taskset = shared_one_hop_tasks(snapshot)
-        if not len(taskset):
-            raise TaskSetError(
-                f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"
-            )
-    elif isinstance(tasks, TaskSet):
-        taskset = tasks
-    else:
-        taskset = shared_taskset(tasks)
-    other = sorted(taskset.snapshot_ids() - {snapshot.snapshot_id})
-    if other:
-        raise TaskSetError(
-            f"TaskSet {taskset.name} was made for snapshot {other[0][:16]}..., but the corpus is "
-            f"{snapshot.snapshot_id[:16]}...; pass the matching corpus or regenerate the tasks"
-        )
-    return snapshot, taskset

@@ -1,4 +1,4 @@
-"""The agent interface of the evaluation runner, the oracle agent and the agent factory.
+"""The agent interface of the evaluation runner and the oracle agent (the factory: ``factory``).
 
 An agent sees text and answers text, like a model does: :meth:`Agent.reset` gives it the
 first observation of an episode (the task prompt: instructions, tools and the question),
@@ -13,13 +13,9 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from wikigym.envs.tasks import Task
 from wikigym.envs.tool_specs import format_tool_call
-from wikigym.errors import WikigymError
-
-
-class EvalError(WikigymError):
-    """An evaluation cannot run or found a broken task (bad agent spec, oracle failure, ...)."""
+from wikigym.errors import EvalError
+from wikigym.tasks.taskset import Task
 
 
 @runtime_checkable
@@ -64,51 +60,3 @@ class OracleAgent:
         action = self._calls[self._next]
         self._next += 1
         return action
-
-
-AGENT_SPECS = ("oracle", "heuristic", "openai:URL", "hf:PATH")
-
-
-def make_agent(
-    spec: str,
-    *,
-    seed: int = 0,
-    model: str | None = None,
-    timeout_s: float = 120.0,
-    max_new_tokens: int = 512,
-    max_steps: int = 12,
-) -> Agent:
-    """Build an agent from its command-line spec.
-
-    Args:
-        spec: ``oracle``, ``heuristic``, ``openai:URL`` (an OpenAI-compatible endpoint,
-            e.g. ``openai:http://127.0.0.1:8000/v1``) or ``hf:PATH`` (a local transformers
-            model directory).
-        seed: Sampling seed passed to model-driven agents.
-        model: Model name sent to an OpenAI-compatible endpoint (default: ``default``).
-        timeout_s: Per-request timeout of the OpenAI agent.
-        max_new_tokens: Generation budget per turn of model-driven agents.
-        max_steps: The env's step budget (the heuristic answers before it is spent).
-
-    Raises:
-        EvalError: An unknown spec (the message lists the accepted forms).
-    """
-    if spec == "oracle":
-        return OracleAgent()
-    if spec == "heuristic":
-        from wikigym.eval.heuristic import HeuristicAgent
-
-        return HeuristicAgent(max_steps=max_steps)
-    kind, _, target = spec.partition(":")
-    if kind == "openai" and target:
-        from wikigym.eval.openai_agent import OpenAIAgent
-
-        return OpenAIAgent(
-            target, model=model or "default", seed=seed, timeout_s=timeout_s,
-            max_tokens=max_new_tokens,
-        )  # fmt: skip
-    if kind == "hf" and target:
-        from wikigym.eval.hf_agent import HFAgent
-
-        return HFAgent(target, seed=seed, max_new_tokens=max_new_tokens)
-    raise EvalError(f"unknown agent {spec!r}; expected one of {', '.join(AGENT_SPECS)}")

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from wikigym.eval.agents import AGENT_SPECS, EvalError
+from wikigym.errors import EvalError
+from wikigym.eval.factory import AGENT_SPECS
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run the evaluation; exit 1 when the oracle fails a task (a synthesizer bug)."""
-    from wikigym.eval.agents import make_agent
+    from wikigym.eval.factory import make_agent
     from wikigym.eval.report import write_report
     from wikigym.eval.runner import run_eval
 
@@ -70,7 +71,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.tasks is None:
         if args.corpus is not None:
             raise EvalError("--corpus needs --tasks: pass the TaskSet made for that snapshot")
-        from wikigym.envs.resources import default_resources, default_tasks_path
+        from wikigym.tasks.defaults import default_resources, default_tasks_path
 
         snapshot, _ = default_resources(progress=not args.quiet)
         args.tasks, args.corpus = default_tasks_path(), snapshot.path

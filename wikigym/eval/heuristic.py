@@ -1,7 +1,7 @@
 """A no-LLM search baseline: the difficulty calibrator of the task levels.
 
 It reads only the question (from the task prompt) and the observations; it never receives
-the :class:`~wikigym.envs.tasks.Task` (the runner passes ``None`` to unprivileged agents).
+the :class:`~wikigym.tasks.taskset.Task` (the runner passes ``None`` to unprivileged agents).
 
 Plan, for a question such as "What is the population of the birthplace of X?":
 
@@ -32,9 +32,9 @@ import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
-from wikigym.envs.tasks import Task
 from wikigym.envs.tools import MORE_PARTS, PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
 from wikigym.eval.agents import tool_call
+from wikigym.tasks.taskset import Task
 
 MONTHS = (
     "january",

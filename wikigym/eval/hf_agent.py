@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wikigym.envs.tasks import Task
 from wikigym.envs.tool_specs import openai_tools_schema
-from wikigym.eval.agents import EvalError
+from wikigym.errors import EvalError
+from wikigym.tasks.taskset import Task
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>", re.DOTALL)
 

@@ -20,9 +20,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from wikigym.envs.tasks import Task
 from wikigym.envs.tool_specs import openai_tools_schema
-from wikigym.eval.agents import EvalError
+from wikigym.errors import EvalError
+from wikigym.tasks.taskset import Task
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 

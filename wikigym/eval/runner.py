@@ -18,13 +18,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from wikigym.envs.codes import ErrorCode
+from wikigym.envs.registration import register_envs
 from wikigym.envs.replay import RecordTrajectory
-from wikigym.envs.tasks import Task, TaskSet
-from wikigym.eval.agents import Agent, EvalError
+from wikigym.errors import EvalError
+from wikigym.eval.agents import Agent
+from wikigym.tasks.taskset import Task, TaskSet
 
 HALLUCINATION_TYPES: tuple[str, ...] = (
-    "unknown_tool",
-    "invalid_arguments",
+    ErrorCode.UNKNOWN_TOOL,
+    ErrorCode.INVALID_ARGUMENTS,
     "citation_nonexistent",
     "citation_unseen",
 )
@@ -135,7 +138,7 @@ def run_eval(
         raise EvalError(f"--max-steps must be >= 1, got {max_steps}")
     if corpus is not None and not Path(corpus).is_dir():
         raise EvalError(f"corpus {corpus} is not a snapshot directory; pass --corpus DIR")
-    import wikigym  # noqa: F401  (registers the env ids)
+    register_envs()  # idempotent; gym.make needs the ids
 
     folder = Path(out_dir) / "trajectories"
     _clear_old_trajectories(folder)

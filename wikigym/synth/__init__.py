@@ -7,8 +7,8 @@ unique by evaluation (:mod:`~wikigym.synth.evaluate`), rendered by templates
 (:mod:`~wikigym.synth.oracle`); levels in :mod:`~wikigym.synth.levels`.
 """
 
+from wikigym.errors import SynthError
 from wikigym.synth.default import default_taskset
-from wikigym.synth.errors import SynthError
 from wikigym.synth.generate import GENERATOR, SynthConfig, generate_tasks
 from wikigym.synth.verify import verify_taskset
 

@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tasks import TaskSet
-from wikigym.errors import WikigymError
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError, WikigymError
 from wikigym.synth.generate import DIFFICULTIES, SynthConfig, generate_tasks
 from wikigym.synth.stats import format_stats, taskset_stats
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.taskset import TaskSet
 
 
 def _snapshot(corpus: str | None) -> Snapshot:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tasks import TaskSet
 from wikigym.synth.generate import SynthConfig, generate_tasks
+from wikigym.tasks.taskset import TaskSet
 
 DEFAULT_N = 200
 DEFAULT_SEED = 0

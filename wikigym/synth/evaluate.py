@@ -7,7 +7,7 @@ that set, the facts that put it there (leaves first), which become the task's ev
 
 from __future__ import annotations
 
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
     Ask,

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tasks import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
+from wikigym.errors import SynthError
 from wikigym.synth import paraphrase as para
-from wikigym.synth.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems
@@ -42,6 +41,7 @@ from wikigym.synth.query import (
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Draft, Sampler
 from wikigym.synth.values import format_number
+from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 GENERATOR = "wikigym.synth/2"
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")

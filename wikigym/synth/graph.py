@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 from wikigym.synth.values import Literal, clean_literal
 
 LINKS_TO = "links_to"

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from wikigym.corpora.snapshot import PagePassage
-from wikigym.envs.tasks import OracleCall
 from wikigym.envs.tools import ToolConfig
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
+from wikigym.tasks.taskset import OracleCall
 
 FIND_MAX_HITS = ToolConfig().find_max_hits
 

@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 
 from wikigym.envs.metrics import normalize_answer
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 
 _PROMPT = (
     "Rewrite the question below in fluent, natural English. Keep every name, number, date and "

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 
 QUERY_FORMAT = "wikigym.query/1"
 

@@ -5,21 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from wikigym.envs.tasks import TaskSet
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 from wikigym.synth.query import Intersect, IsA, Project, Range, relations_of, unwrap, walk
+from wikigym.tasks.stats import count_values
+from wikigym.tasks.taskset import TaskSet
 
 
 def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
     """Counters (sorted by key) of the tasks' properties."""
     c: dict[str, Counter[str]] = {
-        k: Counter()
-        for k in ("level", "hops", "constraint_type", "answer_type", "form", "relation")
+        k: Counter() for k in ("hops", "constraint_type", "form", "relation")
     }
     oracle_calls: list[int] = []
     for t in tasks:
-        c["level"][t.level or "?"] += 1
-        c["answer_type"][t.answer_type or "?"] += 1
         c["form"][str(t.difficulty.get("form", "?"))] += 1
         c["hops"][str(t.difficulty.get("hops", "?"))] += 1
         oracle_calls.append(len(t.oracle))
@@ -38,7 +36,12 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
                 c["constraint_type"]["intersection"] += 1
         for r in relations_of(root):
             c["relation"][r] += 1
-    out: dict[str, Any] = {"tasks": len(tasks), "taskset_id": tasks.taskset_id}
+    out: dict[str, Any] = {
+        "tasks": len(tasks),
+        "taskset_id": tasks.taskset_id,
+        "level": count_values((t.level or None for t in tasks), missing="?"),
+        "answer_type": count_values((t.answer_type or None for t in tasks), missing="?"),
+    }
     for k, counter in c.items():
         out[k] = dict(sorted(counter.items()))
     out["oracle_calls_mean"] = round(sum(oracle_calls) / len(oracle_calls), 3) if tasks else 0.0

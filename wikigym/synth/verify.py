@@ -16,16 +16,16 @@ from pydantic import ValidationError
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.tasks import Task, TaskSet
 from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
 from wikigym.envs.tools import ToolBox
-from wikigym.synth.errors import SynthError
+from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.generate import distractor_stats
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import measures, unwrap
+from wikigym.tasks.taskset import Task, TaskSet
 
 _CHECKED = (
     "hops",

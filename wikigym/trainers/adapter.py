@@ -25,7 +25,7 @@ bare JSON call as plain text (the env's parser accepts those), or its completion
 assistant text to the env, marks length-cut rollouts as masked, measures the text for the
 diagnostics, and itself returns None (it scores nothing).
 
-Many env instances share one read-only snapshot and TaskSet (``resources.shared_snapshot``):
+Many env instances share one read-only snapshot and TaskSet (``tasks.defaults.shared_snapshot``):
 :class:`EnvSpec` resolves paths once per process.
 """
 
@@ -40,17 +40,18 @@ from typing import Any
 
 import gymnasium as gym
 
+from wikigym.envs.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
+from wikigym.envs.registration import register_envs
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
-from wikigym.envs.tasks import TaskSet
 from wikigym.envs.tool_specs import format_tool_call
+from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.taskset import TaskSet
 from wikigym.trainers.episodes import (
-    PARSE_FAILURE_CODES,
     EpisodeRecord,
     EpisodeSink,
     repeat_ngram_share,
 )
 
-_NO_ATTEMPT_CODES = frozenset({"no_tool_call", "empty_action"})
 _FINISHED = "The episode is over (it was answered or its step budget is spent); no tool runs now."
 
 
@@ -78,13 +79,11 @@ class EnvSpec:
     def make_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``gym.make``: the snapshot and TaskSet opened once, shared."""
         if self._resolved is None:
-            import wikigym  # noqa: F401  (registers the envs)
+            register_envs()  # idempotent; gym.make needs the ids
 
             kwargs = dict(self.kwargs)
             if self.is_wiki():
-                from wikigym.envs.wiki_search import _resolve
-
-                snapshot, taskset = _resolve(_shared_corpus(self.corpus), _shared_tasks(self.tasks))
+                snapshot, taskset = resolve_resources(self.corpus, self.tasks)
                 kwargs.update(corpus=snapshot, tasks=taskset)
             elif self.corpus is not None or self.tasks is not None:
                 raise ValueError(
@@ -101,22 +100,6 @@ class EnvSpec:
     def taskset(self) -> TaskSet | None:
         """The TaskSet of a WikiSearch env (None for envs without one)."""
         return self.make_kwargs().get("tasks") if self.is_wiki() else None
-
-
-def _shared_corpus(corpus: str | Path | None) -> Any:
-    if corpus is None:
-        return None
-    from wikigym.envs.resources import shared_snapshot
-
-    return shared_snapshot(corpus)
-
-
-def _shared_tasks(tasks: str | Path | TaskSet | None) -> Any:
-    if tasks is None or isinstance(tasks, TaskSet):
-        return tasks
-    from wikigym.envs.resources import shared_taskset
-
-    return shared_taskset(tasks)
 
 
 # ---- the adapter ---------------------------------------------------------------------------
@@ -213,7 +196,7 @@ class ToolEnv:
         obs, reward, terminated, truncated, info = self._env.step(text)
         called = list(info.get("tools") or [])
         error = info.get("tool_error")
-        attempted = bool(called) or error not in _NO_ATTEMPT_CODES
+        attempted = bool(called) or error not in NO_ATTEMPT_CODES
         if attempted:
             self._tool_calls += max(1, len(called))
             if error is None:

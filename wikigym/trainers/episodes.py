@@ -51,9 +51,6 @@ class EpisodeRecord:
     parse_failures: int = 0
 
 
-PARSE_FAILURE_CODES: tuple[str, ...] = ("parse_error", "no_tool_call", "empty_action")
-
-
 class EpisodeSink:
     """A thread-safe queue of :class:`EpisodeRecord` shared by the env instances of one run."""
 

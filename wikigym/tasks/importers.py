@@ -29,16 +29,11 @@ from typing import Any
 from wikigym.corpora.readers.base import iter_json_array, iter_json_lines, open_input
 from wikigym.corpora.readers.hotpotqa import context_paragraphs
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tasks import Evidence, OracleCall, RubricEntry, Task, TaskSet
-from wikigym.envs.tool_specs import (
-    MAX_CITATIONS,
-    MAX_PART,
-    MAX_QUERY_CHARS,
-    MAX_TITLE_CHARS,
-    OpenArgs,
-)
-from wikigym.envs.tools import ToolBox, page_ref, parse_ref, passage_ref
 from wikigym.errors import SourceError, TaskSetError
+from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
+from wikigym.tasks.limits import MAX_CITATIONS, MAX_PART, MAX_QUERY_CHARS, MAX_TITLE_CHARS
+from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
+from wikigym.tasks.taskset import Evidence, OracleCall, RubricEntry, Task, TaskSet
 
 GENERATOR = "wikigym.import/1"
 ORACLE_SEARCH_K = 5
@@ -281,7 +276,7 @@ class _ClosedWorld:
 
     def __init__(self, snapshot: Snapshot, titles: list[str]) -> None:
         self.snapshot = snapshot
-        self.toolbox = ToolBox(snapshot)
+        self.page_chars = DEFAULT_PAGE_CHARS  # what ``open`` shows per part by default
         wanted = sorted(set(titles))
         exact = {
             r["title"]: r["doc_id"]
@@ -363,7 +358,7 @@ class _ClosedWorld:
         """How the oracle names the page, and the ``open`` part of each of its passages.
 
         A page whose blocks fit one part (by an upper bound of their size) is all part 1;
-        otherwise the parts are taken from the ``open`` tool itself, so the oracle cites only
+        otherwise the parts are those of the ``open`` tool's layout, so the oracle cites only
         passages the agent has been shown.
         """
         if doc_id not in self._parts:
@@ -375,18 +370,19 @@ class _ClosedWorld:
                 or self.snapshot.resolve(ref) != doc_id
             ):
                 ref = page_ref(doc_id)
-            if sum(b for *_, b in page.passages) <= self.toolbox.config.page_chars:
+            if sum(b for *_, b in page.passages) <= self.page_chars:
                 part_of = {pid: 1 for pid, *_ in page.passages}
             else:
+                full = self.snapshot.page(doc_id)
+                if full is None:
+                    raise TaskSetError(
+                        f"page {page_ref(doc_id)} vanished from {self.snapshot.path}"
+                    )
+                parts = paginate(page_blocks(full, full.sections), self.page_chars)
                 part_of = {}
-                for n in range(1, MAX_PART + 1):
-                    result = self.toolbox.open(OpenArgs(page=ref, part=n))
-                    if result.error is not None:
-                        break
-                    for seen in result.seen[1:]:
-                        part_of.setdefault(int(seen[1:]), n)
-                    if len(part_of) >= len(page.passages):
-                        break
+                for n, part in enumerate(parts[:MAX_PART], 1):  # what ``open`` accepts
+                    for block in part:
+                        part_of.setdefault(block.passage_id, n)
             self._parts[doc_id] = (ref, part_of)
         return self._parts[doc_id]
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from wikigym.envs.tasks import TaskSet
 from wikigym.errors import TaskSetError
+from wikigym.tasks.stats import taskset_info
+from wikigym.tasks.taskset import TaskSet
 
 IMPORT_FORMATS: tuple[str, ...] = ("hotpotqa", "nq-open", "jsonl")
 TASKSET_SUFFIXES: tuple[str, ...] = (".jsonl", ".parquet")
@@ -49,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``wikigym tasks import FORMAT FILE --out TASKS [--corpus DIR]``."""
-    from wikigym.envs import importers  # imported on use: keeps ``wikigym --help`` fast
+    from wikigym.tasks import importers  # imported on use: keeps ``wikigym --help`` fast
 
     out: Path = args.out
     if out.suffix not in TASKSET_SUFFIXES:
@@ -85,25 +84,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         if len(problems) > _SHOW_PROBLEMS:
             print(f"  ... {len(problems) - _SHOW_PROBLEMS} more", file=sys.stderr)
     return 0
-
-
-def taskset_info(taskset: TaskSet) -> dict[str, Any]:
-    """Counts that describe a TaskSet (what ``tasks info`` prints)."""
-
-    def counts(values: list[str | None]) -> dict[str, int]:
-        c = Counter("(none)" if v is None else v for v in values)
-        return dict(sorted(c.items()))
-
-    return {
-        "tasks": len(taskset),
-        "taskset_id": taskset.taskset_id,
-        "snapshot_ids": sorted(taskset.snapshot_ids()),
-        "levels": counts([t.level for t in taskset]),
-        "answer_types": counts([t.answer_type for t in taskset]),
-        "sources": counts([t.source for t in taskset]),
-        "with_oracle": sum(1 for t in taskset if t.oracle),
-        "with_rubric": sum(1 for t in taskset if t.rubric),
-    }
 
 
 def cmd_info(args: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ import re
 import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tasks import Evidence, EvidenceFact, OracleCall, RubricEntry, Task, TaskSet
+from wikigym.tasks.refs import passage_ref
+from wikigym.tasks.taskset import Evidence, EvidenceFact, OracleCall, RubricEntry, Task, TaskSet
 
 GENERATOR = "wikigym.one-hop/1"
 
@@ -125,7 +126,8 @@ def one_hop_tasks(snapshot: Snapshot, n: int = 500, seed: int = 0) -> TaskSet:
                     OracleCall(name="search", arguments={"query": question, "k": 5}),
                     OracleCall(name="open", arguments={"page": r["subject"]}),
                     OracleCall(
-                        name="answer", arguments={"text": r["object"], "citations": [f"p{pid}"]}
+                        name="answer",
+                        arguments={"text": r["object"], "citations": [passage_ref(pid)]},
                     ),
                 ],
                 difficulty={"hops": 1, "constraints": 1},

@@ -202,7 +202,7 @@ class TaskSet(Sequence[Task]):
                 where = ".".join(str(p) for p in first["loc"])
                 raise TaskSetError(
                     f"{path}:{i}: invalid task ({where}: {first['msg']}); "
-                    "expected the fields of wikigym.envs.tasks.Task"
+                    "expected the fields of wikigym.tasks.taskset.Task"
                 ) from exc
         if not tasks:
             raise TaskSetError(f"{path} holds no task")

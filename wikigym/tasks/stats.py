@@ -1,0 +1,29 @@
+"""Counts over a TaskSet: what ``wikigym tasks info`` prints, and the base of ``synth stats``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from wikigym.tasks.taskset import TaskSet
+
+
+def count_values(values: Iterable[str | None], missing: str = "(none)") -> dict[str, int]:
+    """How often each value occurs (None counted as ``missing``), sorted by value."""
+    c = Counter(missing if v is None else v for v in values)
+    return dict(sorted(c.items()))
+
+
+def taskset_info(taskset: TaskSet) -> dict[str, Any]:
+    """Counts that describe any TaskSet (what ``tasks info`` prints)."""
+    return {
+        "tasks": len(taskset),
+        "taskset_id": taskset.taskset_id,
+        "snapshot_ids": sorted(taskset.snapshot_ids()),
+        "levels": count_values(t.level for t in taskset),
+        "answer_types": count_values(t.answer_type for t in taskset),
+        "sources": count_values(t.source for t in taskset),
+        "with_oracle": sum(1 for t in taskset if t.oracle),
+        "with_rubric": sum(1 for t in taskset if t.rubric),
+    }

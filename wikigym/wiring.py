@@ -1,0 +1,43 @@
+"""How the package root wires the rooms together when ``wikigym`` is imported.
+
+Two hooks, both without loading anything heavy at import:
+
+- the envs are registered with Gymnasium as soon as Gymnasium is loaded;
+- synth's builder of the default TaskSet is registered with the tasks room
+  (:mod:`wikigym.tasks.provider`), which envs, eval, trainers and the CLI resolve defaults
+  through: envs need the default TaskSet but may not import synth, which sits above them,
+  and only the root sees every room.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wikigym.envs.registration import register_when_gymnasium_loads
+from wikigym.tasks.provider import set_default_taskset_provider
+
+if TYPE_CHECKING:
+    from wikigym.corpora.snapshot import Snapshot
+    from wikigym.tasks.taskset import TaskSet
+
+
+class SynthDefaultTaskSet:
+    """synth's mixed-difficulty default TaskSet (synth is loaded on first use only)."""
+
+    def generator(self) -> str:
+        """synth's generator name and version."""
+        from wikigym.synth.generate import GENERATOR
+
+        return GENERATOR
+
+    def build(self, snapshot: Snapshot) -> TaskSet:
+        """synth's default TaskSet of ``snapshot`` (200 tasks, 50 per level, seed 0)."""
+        from wikigym.synth.default import default_taskset
+
+        return default_taskset(snapshot)
+
+
+def wire() -> None:
+    """Install both hooks (idempotent)."""
+    register_when_gymnasium_loads()
+    set_default_taskset_provider(SynthDefaultTaskSet())
