@@ -348,30 +348,42 @@ def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
     assert info["tool_error"] == "sandbox_error"
 
 
-def test_output_readers_parse_every_tool_output(env: WikiSearchEnv, snap: Snapshot) -> None:
-    """The shared readers of the printed formats (used by the heuristic agent and the
-    context wrapper) match what the tools print."""
-    from wikigym.envs.tools import MORE_PARTS, PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
+def test_step_outputs_are_the_structure_of_the_observation(
+    env: WikiSearchEnv, snap: Snapshot
+) -> None:
+    """Wrappers and agents read ``env.last_outputs``; the observation is its rendering."""
+    from wikigym.envs.render import render
+    from wikigym.envs.results import (
+        ActionErrorOutput,
+        FindOutput,
+        NoticeOutput,
+        PageOutput,
+        SearchOutput,
+    )
 
     env.reset(seed=0)
+    assert env.last_outputs == ()
     obs, *_ = env.step(call("search", query="anarchism history", k=5))
-    hits = [m for line in obs.splitlines() if (m := SEARCH_HIT_LINE.match(line))]
+    (search,) = env.last_outputs
+    assert isinstance(search, SearchOutput) and render(search) == obs
     expected = snap.search("anarchism history", 5)
-    assert [int(m.group(1)) for m in hits] == [h.passage_id for h in expected]
-    assert [(m.group(2), int(m.group(3))) for m in hits] == [(h.title, h.doc_id) for h in expected]
+    assert [h.passage_id for h in search.hits] == [h.passage_id for h in expected]
+    assert [(h.title, h.doc_id) for h in search.hits] == [(h.title, h.doc_id) for h in expected]
     obs, *_ = env.step(call("open", page="Anarchism"))
-    head = PAGE_HEAD_LINE.match(obs.splitlines()[0])
-    shown = [int(m.group(1)) for line in obs.splitlines() if (m := PASSAGE_LINE.match(line))]
+    (page_out,) = env.last_outputs
     page = snap.page("Anarchism")
-    assert head is not None and page is not None
-    assert head.groups() == ("Anarchism", f"d{page.doc_id}")
-    assert (
-        page is not None
-        and shown == [p.passage_id for p in snap.passages_of(page.doc_id)][: len(shown)]
-    )
-    assert (more := MORE_PARTS.search(obs)) is not None and more.group(1) == "2"
-    obs, *_ = env.step(call("find", page="Anarchism", text="Proudhon"))
-    assert any(PASSAGE_LINE.match(line) for line in obs.splitlines()[1:])
+    assert isinstance(page_out, PageOutput) and page is not None and render(page_out) == obs
+    assert (page_out.title, page_out.doc) == ("Anarchism", f"d{page.doc_id}")
+    shown = [b.passage_id for b in page_out.blocks]
+    assert shown == [p.passage_id for p in snap.passages_of(page.doc_id)][: len(shown)]
+    assert page_out.next_part == 2 and "open with part=2 to read on" in obs
+    obs, *_ = env.step(call("find", page="Anarchism", text="Proudhon") + call("search", query="x"))
+    # One call per step: the second is an error, listed first (as in the text).
+    assert [type(o) for o in env.last_outputs] == [ActionErrorOutput, FindOutput]
+    assert "\n\n".join(render(o) for o in env.last_outputs) == obs
+    assert env.last_outputs[1].matches  # type: ignore[union-attr]
+    env.step(call("answer", text="x"))
+    assert env.last_outputs == (NoticeOutput("(episode finished)"),)
 
 
 def test_missing_tasks_file_is_a_typed_error(snap: Snapshot, tmp_path: Path) -> None:

@@ -1,19 +1,30 @@
-"""The tools' behaviour over a snapshot: what each call shows the agent.
+"""The tools' behaviour over a snapshot: what each call finds, as structured results.
 
-Outputs are plain text with ids the agent can cite: passages as ``p<passage_id>``, pages as
-``d<doc_id>``. Every id shown is recorded as *seen*, which the citation reward and the
+Results (:mod:`wikigym.envs.results`) carry ids the agent can cite: passages as
+``p<passage_id>``, pages as ``d<doc_id>``; the text the agent reads is their rendering
+(:mod:`wikigym.envs.render`). Every id shown is recorded as *seen*, which the citation reward and the
 hallucination metrics read. A model-facing failure is a :class:`ToolResult` with an
 ``error`` code, never an exception.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wikigym.corpora.snapshot import Page, Snapshot
 from wikigym.envs.codes import ErrorCode, SandboxCode
+from wikigym.envs.render import render
+from wikigym.envs.results import (
+    SHOWN_LINKS,
+    AnswerOutput,
+    FindMatch,
+    FindOutput,
+    PageOutput,
+    PythonOutput,
+    SearchOutput,
+    ToolErrorOutput,
+    ToolOutput,
+)
 from wikigym.envs.sandbox import PythonSandbox
 from wikigym.envs.tool_specs import (
     AnswerArgs,
@@ -21,25 +32,9 @@ from wikigym.envs.tool_specs import (
     OpenArgs,
     PythonArgs,
     SearchArgs,
-    ToolArgs,
-    ToolName,
 )
 from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
 from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
-
-# Readers of the printed formats below, for code that sees tool outputs as text, as a model
-# does (the heuristic agent, the context-management wrapper). Keep them in step with the
-# f-strings of the tools; tests/test_envs.py checks that every output parses.
-SEARCH_HIT_LINE = re.compile(r"^\d+\. \[p(\d+)\] (.*) \(d(\d+)\)$")
-"""A search hit line: groups (passage id, title, doc id)."""
-PASSAGE_LINE = re.compile(r"^\[p(\d+)\] ?(.*)$")
-"""A passage line of ``open`` or ``find``: groups (passage id, text)."""
-MORE_PARTS = re.compile(r"open with part=(\d+) to read on")
-"""The note under a page part that has a next part: group (next part)."""
-PAGE_HEAD_LINE = re.compile(
-    r"^# (.*) \((d\d+)\)(?: \[from .*\])?(?: \[disambiguation page\])?(?: part \d+/\d+)?$"
-)
-"""The first line of ``open``: groups (title, doc ref ``d<id>``)."""
 
 
 @dataclass(frozen=True)
@@ -47,16 +42,21 @@ class ToolResult:
     """What one call produced.
 
     Attributes:
-        text: The observation text.
+        output: The structured result (what wrappers, agents and importers read).
         error: A stable error code, or None.
         seen: Citation ids shown to the agent by this call (in display order).
         answer: The answer call's arguments, when the call was ``answer``.
     """
 
-    text: str
+    output: ToolOutput
     error: ErrorCode | None = None
     seen: tuple[str, ...] = ()
     answer: AnswerArgs | None = None
+
+    @property
+    def text(self) -> str:
+        """The observation text (the one rendering of :attr:`output`)."""
+        return render(self.output)
 
 
 @dataclass(frozen=True)
@@ -91,34 +91,12 @@ class ToolBox:
     sandbox: PythonSandbox | None = None
     config: ToolConfig = field(default_factory=ToolConfig)
 
-    def __post_init__(self) -> None:
-        self._dispatch: dict[ToolName, Callable[..., ToolResult]] = {
-            ToolName.SEARCH: self.search,
-            ToolName.OPEN: self.open,
-            ToolName.FIND: self.find,
-            ToolName.PYTHON: self.python,
-            ToolName.ANSWER: self.answer,
-        }
-
-    def run(self, name: ToolName, args: ToolArgs, *, seed: int = 0) -> ToolResult:
-        """Run one validated call."""
-        if name is ToolName.PYTHON:
-            return self.python(args, seed=seed)  # type: ignore[arg-type]
-        return self._dispatch[name](args)
-
-    # ---- tools --------------------------------------------------------------------
+    # ---- tools (the registry, wikigym.envs.registry, maps each tool to its method) -------
     def search(self, args: SearchArgs) -> ToolResult:
-        hits = self.snapshot.search(args.query, args.k)
-        if not hits:
-            return ToolResult(
-                f"search({args.query!r}): no passage matches. Try other or fewer words.",
-                seen=(),
-            )
-        lines = [f"search({args.query!r}): {len(hits)} results"]
-        for rank, h in enumerate(hits, 1):
-            lines.append(f"{rank}. [{passage_ref(h.passage_id)}] {h.title} ({page_ref(h.doc_id)})")
-            lines.append(f"   {h.text}")
-        return ToolResult("\n".join(lines), seen=tuple(passage_ref(h.passage_id) for h in hits))
+        hits = tuple(self.snapshot.search(args.query, args.k))
+        return ToolResult(
+            SearchOutput(args.query, hits), seen=tuple(passage_ref(h.passage_id) for h in hits)
+        )
 
     def _page_or_error(self, ref: str | int) -> Page | ToolResult:
         # A title first; "d12" (a page id as the tools show it) only when no title matches.
@@ -130,16 +108,19 @@ class ToolBox:
         if page is not None:
             return page
         hint = ""
+        titles: list[str] = []
         if isinstance(ref, str):
-            titles: list[str] = []
             for h in self.snapshot.search(ref, 5):
                 if h.title not in titles:
                     titles.append(h.title)
             if titles:
                 hint = " Similar titles: " + "; ".join(titles[:3]) + "."
-        return ToolResult(
+        message = (
             f"open: no page {ref!r} (by title, redirect or doc id).{hint} "
-            "Use search to find the exact title.",
+            "Use search to find the exact title."
+        )
+        return ToolResult(
+            ToolErrorOutput(ErrorCode.NOT_FOUND, message, tuple(titles[:3])),
             error=ErrorCode.NOT_FOUND,
         )
 
@@ -156,37 +137,37 @@ class ToolBox:
             if not chosen:
                 names = [" > ".join(s.path) for s in sections if s.path]
                 listing = "; ".join(dict.fromkeys(names)) or "(the page has only a lead section)"
-                return ToolResult(
+                return _failure(
+                    ErrorCode.NOT_FOUND,
                     f"open: page {page.title!r} has no section {args.section!r}. Sections: {listing}",
-                    error=ErrorCode.NOT_FOUND,
                 )
             sections = chosen
         parts = paginate(page_blocks(page, sections), self.config.page_chars)
         if args.part > len(parts):
-            return ToolResult(
+            return _failure(
+                ErrorCode.INVALID_PART,
                 f"open: page {page.title!r} has {len(parts)} part(s); part={args.part} does not exist.",
-                error=ErrorCode.INVALID_PART,
             )
-        shown = parts[args.part - 1]
-        head = f"# {page.title} ({page_ref(page.doc_id)})"
-        if page.resolved_from:
-            head += f" [from {page.resolved_from!r}]"
-        if page.is_disambiguation:
-            head += " [disambiguation page]"
-        if len(parts) > 1:
-            head += f" part {args.part}/{len(parts)}"
-        body = "\n".join(b.render() for b in shown)
-        tail = ""
-        if args.part < len(parts):
-            tail = (
-                f"\n... (part {args.part}/{len(parts)}; open with part={args.part + 1} to read on)"
+        shown = tuple(parts[args.part - 1])
+        links: tuple[str, ...] = ()
+        more_links = False
+        if args.part == 1 and args.section is None:
+            uniq = list(
+                dict.fromkeys(k.target_title for k in page.links if k.target_doc_id is not None)
             )
-        links = [link.target_title for link in page.links if link.target_doc_id is not None]
-        if links and args.part == 1 and args.section is None:
-            uniq = list(dict.fromkeys(links))
-            tail += "\nLinks: " + "; ".join(uniq[:30]) + (" ..." if len(uniq) > 30 else "")
-        seen = (page_ref(page.doc_id), *(b.ref for b in shown))
-        return ToolResult(f"{head}\n{body}{tail}", seen=seen)
+            links, more_links = tuple(uniq[:SHOWN_LINKS]), len(uniq) > SHOWN_LINKS
+        output = PageOutput(
+            doc_id=page.doc_id,
+            title=page.title,
+            resolved_from=page.resolved_from,
+            is_disambiguation=page.is_disambiguation,
+            part=args.part,
+            parts=len(parts),
+            blocks=shown,
+            links=links,
+            more_links=more_links,
+        )
+        return ToolResult(output, seen=(page_ref(page.doc_id), *(b.ref for b in shown)))
 
     def find(self, args: FindArgs) -> ToolResult:
         page = self._page_or_error(args.page)
@@ -200,51 +181,43 @@ class ToolBox:
                 hits.append((passage.passage_id, passage.text, at))
         if not hits:
             return ToolResult(
-                f"find: {args.text!r} does not occur in {page.title!r} ({page_ref(page.doc_id)}).",
+                FindOutput(page.doc_id, page.title, args.text, (), 0),
                 error=ErrorCode.NOT_FOUND,
                 seen=(page_ref(page.doc_id),),
             )
         half = self.config.snippet_chars // 2
-        lines = [
-            f"find({args.text!r}) in {page.title} ({page_ref(page.doc_id)}): {len(hits)} passages"
-        ]
+        matches = []
         for pid, text, at in hits[: self.config.find_max_hits]:
             start = max(0, at - half)
             end = min(len(text), at + len(needle) + half)
             snippet = (
                 ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
             )
-            lines.append(f"[{passage_ref(pid)}] {snippet}")
-        if len(hits) > self.config.find_max_hits:
-            lines.append(f"... {len(hits) - self.config.find_max_hits} more")
-        shown = hits[: self.config.find_max_hits]
+            matches.append(FindMatch(pid, snippet))
+        output = FindOutput(page.doc_id, page.title, args.text, tuple(matches), len(hits))
         return ToolResult(
-            "\n".join(lines), seen=(page_ref(page.doc_id), *(passage_ref(p) for p, _, _ in shown))
+            output, seen=(page_ref(page.doc_id), *(passage_ref(m.passage_id) for m in matches))
         )
 
     def python(self, args: PythonArgs, *, seed: int = 0) -> ToolResult:
         if self.sandbox is None:
-            return ToolResult(
-                "python: the python tool is disabled in this environment.",
-                error=ErrorCode.TOOL_DISABLED,
+            return _failure(
+                ErrorCode.TOOL_DISABLED, "python: the python tool is disabled in this environment."
             )
         result = self.sandbox.run(args.code, seed=seed)
         limit = self.config.python_output_chars
-        out = result.stdout[:limit]
-        parts = [f"python exit={result.exit_code}"]
-        if out:
-            parts.append(out)
-        if result.stderr:
-            parts.append("stderr:\n" + result.stderr[:limit])
-        if result.error is not None:
-            if result.error == SandboxCode.UNAVAILABLE:
-                return ToolResult(
-                    result.stderr[:limit] or "python: sandbox unavailable",
-                    error=ErrorCode.TOOL_DISABLED,
-                )
-            parts.append(f"[{result.error}]")
-            return ToolResult("\n".join(parts), error=ErrorCode.SANDBOX_ERROR)
-        return ToolResult("\n".join(parts))
+        if result.error == SandboxCode.UNAVAILABLE:
+            return _failure(
+                ErrorCode.TOOL_DISABLED, result.stderr[:limit] or "python: sandbox unavailable"
+            )
+        output = PythonOutput(
+            result.exit_code, result.stdout[:limit], result.stderr[:limit], result.error
+        )
+        return ToolResult(output, error=None if result.error is None else ErrorCode.SANDBOX_ERROR)
 
     def answer(self, args: AnswerArgs) -> ToolResult:
-        return ToolResult(f"answer: {args.text}", answer=args)
+        return ToolResult(AnswerOutput(args.text, tuple(args.citations)), answer=args)
+
+
+def _failure(code: ErrorCode, message: str) -> ToolResult:
+    return ToolResult(ToolErrorOutput(code, message), error=code)

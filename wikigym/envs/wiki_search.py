@@ -25,13 +25,17 @@ import gymnasium as gym
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
+from wikigym.envs.codes import ErrorCode
+from wikigym.envs.registry import run_tool
+from wikigym.envs.render import render
+from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
 from wikigym.envs.tool_specs import ToolName, describe_tools
 from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.tasks.defaults import resolve_resources
-from wikigym.tasks.refs import parse_ref
+from wikigym.tasks.refs import parse_ref, passage_ref
 from wikigym.tasks.taskset import Task, TaskSet
 
 ToolFormat = Literal["hermes", "json", "search-r1"]
@@ -142,6 +146,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         self.action_space = UnicodeText(MAX_ACTION_CHARS)
         self._episode: _Episode | None = None
         self._last_obs = ""
+        # The structured outputs of the last step, in observation order (what wrappers and
+        # agents read instead of the text; empty after reset).
+        self.last_outputs: tuple[StepOutput, ...] = ()
 
     # ---- gymnasium API --------------------------------------------------------------
     def reset(
@@ -156,6 +163,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         self._episode = _Episode(task=task)
+        self.last_outputs = ()
         obs = self._first_observation(task)
         self._last_obs = obs
         return obs, self._info()
@@ -173,17 +181,17 @@ class WikiSearchEnv(gym.Env[str, str]):
             raise TypeError(f"action must be str, got {type(action).__name__}")
         ep.steps += 1
         parsed = parse_action(action, max_calls=self.max_calls_per_step, tools=self.tools)
-        parts: list[str] = []
-        step_errors: list[str] = []
+        outputs: list[StepOutput] = []
+        step_errors: list[ErrorCode] = []
         called: list[str] = []
         answer = None
         for error in parsed.errors:
             ep.errors[error.code] += 1
             step_errors.append(error.code)
-            parts.append(f"error ({error.code}): {error.message}")
+            outputs.append(ActionErrorOutput(error.code, error.message))
         for call in parsed.calls:
             called.append(call.name.value)
-            result = self.toolbox.run(call.name, call.args, seed=self._python_seed())
+            result = run_tool(self.toolbox, call.name, call.args, seed=self._python_seed())
             ep.seen.update(result.seen)
             if result.error is not None:
                 ep.errors[result.error] += 1
@@ -191,7 +199,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             if result.answer is not None:
                 answer = result.answer
                 break
-            parts.append(result.text)
+            outputs.append(result.output)
         terminated = answer is not None
         truncated = not terminated and ep.steps >= self.max_steps
         info = self._info(tools=called, tool_error=step_errors[0] if step_errors else None)
@@ -199,9 +207,16 @@ class WikiSearchEnv(gym.Env[str, str]):
         if terminated or truncated:
             ep.done = True
             reward = self._finish(ep, answer, truncated, info)
-        obs = "\n\n".join(parts) if parts else ("(episode finished)" if terminated else "")
+        if terminated and not outputs:
+            outputs.append(NoticeOutput("(episode finished)"))
+        obs = "\n\n".join(render(out) for out in outputs)
         if truncated:
-            obs += f"\n\nThe step budget ({self.max_steps}) is spent; the episode ends without an answer."
+            notice = (
+                f"The step budget ({self.max_steps}) is spent; the episode ends without an answer."
+            )
+            outputs.append(NoticeOutput(notice))
+            obs += f"\n\n{notice}"
+        self.last_outputs = tuple(outputs)
         obs = self._clip(obs)
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
@@ -232,7 +247,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         )
 
     def _info(
-        self, tools: list[str] | None = None, tool_error: str | None = None
+        self, tools: list[str] | None = None, tool_error: ErrorCode | None = None
     ) -> dict[str, Any]:
         ep = self._episode
         assert ep is not None
@@ -279,7 +294,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             rubric=tuple(
                 RubricItem(
                     text=r.text,
-                    passage_ids=tuple(f"p{p}" for p in r.passage_ids),
+                    passage_ids=tuple(passage_ref(p) for p in r.passage_ids),
                     entities=tuple(r.entities),
                     connected_to_answer=r.connected_to_answer,
                 )

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
+from wikigym.envs.registry import run_tool
 from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
@@ -115,7 +116,7 @@ def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGra
             args = TOOL_MODELS[name].model_validate(call.arguments)
         except (ValueError, ValidationError) as exc:
             return [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = box.run(name, args)
+        result = run_tool(box, name, args)
         if result.error is not None:
             return [f"oracle call {i} ({call.name}) fails: {result.error}"]
         seen.update(result.seen)

@@ -31,7 +31,6 @@ Many env instances share one read-only snapshot and TaskSet (``tasks.defaults.sh
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,8 +41,9 @@ import gymnasium as gym
 
 from wikigym.envs.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
 from wikigym.envs.registration import register_envs
+from wikigym.envs.registry import trl_method
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
-from wikigym.envs.tool_specs import format_tool_call
+from wikigym.envs.tool_specs import ToolName, format_tool_call
 from wikigym.tasks.defaults import resolve_resources
 from wikigym.tasks.taskset import TaskSet
 from wikigym.trainers.episodes import (
@@ -267,74 +267,9 @@ class ToolEnv:
         )
 
 
-class _Tools:
-    """The tool methods (namespace only). Signatures and docstrings are the schema TRL shows
-    the model; each body is one env step with the equivalent tool call."""
-
-    def search(self, query: str, k: int = 5) -> str:
-        """Search the encyclopedia (BM25 over passages), best passages first.
-
-        Args:
-            query: Keywords or a question.
-            k: How many passages to return (1 to 20).
-
-        Returns:
-            The passages, each with its passage id (like p123), page title, doc id and text.
-        """
-        return self._call("search", {"query": query, "k": k})
-
-    def open(self, page: str, section: str | None = None, part: int = 1) -> str:
-        """Open a page by title or doc id (like d3) and read its text with passage ids.
-
-        Args:
-            page: The page title, or its doc id.
-            section: A section heading of the page; omit for the whole page.
-            part: Which part of a long page to read, starting at 1.
-
-        Returns:
-            The page text (or part of it) with passage ids.
-        """
-        return self._call("open", {"page": page, "section": section, "part": part})
-
-    def find(self, page: str, text: str) -> str:
-        """Find a text in a page (case-insensitive).
-
-        Args:
-            page: The page title, or its doc id.
-            text: The text to look for.
-
-        Returns:
-            The passages of the page that contain the text, with their passage ids.
-        """
-        return self._call("find", {"page": page, "text": text})
-
-    def python(self, code: str) -> str:
-        """Run Python 3 code in a sandbox (no network, no files, limited time and memory).
-
-        Args:
-            code: The program; print the results you need.
-
-        Returns:
-            What the program printed.
-        """
-        return self._call("python", {"code": code})
-
-    def answer(self, text: str, citations: list[str] | None = None) -> str:
-        """Give the final answer and end the episode.
-
-        Args:
-            text: The answer, short (a name, a number, a date).
-            citations: The passage ids (like p123) or page ids that support the answer.
-
-        Returns:
-            A confirmation.
-        """
-        return self._call("answer", {"text": text, "citations": citations})
-
-
-TOOL_METHODS: dict[str, Callable[..., str]] = {
-    name: fn for name, fn in vars(_Tools).items() if inspect.isfunction(fn)
-}
+TOOL_METHODS: dict[str, Callable[..., str]] = {name.value: trl_method(name) for name in ToolName}
+"""The tool methods, generated from the tool registry (``envs.registry``): their signatures
+and docstrings are the schema TRL shows the model; each body is one env step."""
 
 
 def env_tool_names(env: gym.Env) -> tuple[str, ...]:
