@@ -49,6 +49,28 @@ def test_tool_methods_are_the_env_tools_with_schemas(spec: EnvSpec) -> None:
     ]
 
 
+def test_trl_schema_of_the_adapter_is_the_env_schema() -> None:
+    """The schema TRL derives from the adapter's methods is the env's exported schema (in the
+    dialect TRL can express: names, descriptions, types, nullability, required)."""
+    from wikigym.envs.registry import TOOLS, trl_schema
+    from wikigym.envs.tool_specs import ToolName, openai_tools_schema
+    from wikigym.trainers.adapter import tool_env_class
+
+    cls = tool_env_class([n.value for n in ToolName])
+    exported = {t["function"]["name"]: t["function"] for t in openai_tools_schema()}
+    for name in ToolName:
+        derived = get_json_schema(getattr(cls, name.value))
+        assert derived == trl_schema(name), name
+        function = derived["function"]
+        env_side = exported[name.value]
+        assert function["description"] == env_side["description"] == TOOLS[name].description
+        params, env_params = function["parameters"], env_side["parameters"]
+        assert params.get("required", []) == env_params.get("required", [])
+        assert list(params["properties"]) == list(env_params["properties"])
+        for arg, prop in params["properties"].items():
+            assert prop["description"] == env_params["properties"][arg]["description"]
+
+
 def test_oracle_episode_through_tools_scores_one(spec: EnvSpec) -> None:
     sink = EpisodeSink()
     env = make_environment_factory(spec, sink)()

@@ -6,6 +6,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from wikigym.corpora import Snapshot
+from wikigym.corpora.index import Hit
+from wikigym.envs.results import SearchOutput
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import (
@@ -14,8 +16,8 @@ from wikigym.envs.wrappers import (
     best_sentence,
     clip_action,
     compact_action,
-    parse_output,
     search_extract,
+    segment_of,
 )
 
 WORDS = ("history", "theory", "population", "climate", "war", "science", "music", "language")
@@ -151,7 +153,8 @@ def test_dead_end_becomes_stub(snap: Snapshot) -> None:
     dead_docs = {h.doc_id for h in snap.search(dead_q, 5)}
     albedo = snap.page("Albedo")
     assert albedo is not None and albedo.doc_id not in dead_docs
-    env = ManagedContext(make_env(snap), 16000)
+    # 15,490 characters verbatim: over 12,000 the two oldest results become extracts.
+    env = ManagedContext(make_env(snap), 12000)
     env.reset(seed=0)
     env.step(call("search", query=used_q, k=5))
     env.step(call("search", query=dead_q, k=5))
@@ -162,6 +165,26 @@ def test_dead_end_becomes_stub(snap: Snapshot) -> None:
     assert f"(d{albedo.doc_id})" in obs.split("[Turn 2]")[0]
 
 
+def test_under_budget_everything_stays_verbatim(snap: Snapshot) -> None:
+    """A conversation that fits is shown as it was given: no extract, no "(not used)"."""
+    actions = [
+        call("search", query="albedo snow reflection", k=5),
+        call("search", query="Aristotle logic syllogism", k=5),
+        call("open", page="Albedo"),
+        call("find", page="Albedo", text="snow"),
+    ]
+    managed = ManagedContext(make_env(snap), 16000)
+    plain = TranscriptObservation(make_env(snap))
+    managed.reset(seed=0)
+    plain.reset(seed=0)
+    for action in actions:
+        obs, *_ = managed.step(action)
+        verbatim, *_ = plain.step(action)
+    assert len(verbatim) < 16000
+    assert obs == verbatim
+    assert "(extract)" not in obs and "(not used)" not in obs
+
+
 def test_cited_passages_keep_their_text(snap: Snapshot) -> None:
     page = snap.page("Albedo")
     assert page is not None
@@ -169,7 +192,7 @@ def test_cited_passages_keep_their_text(snap: Snapshot) -> None:
     cited = pids[3]
     text = snap.passage(cited).text  # type: ignore[union-attr]
     assert len(text) > 300  # long enough that a first-sentence extract would differ
-    env = ManagedContext(make_env(snap), 16000, max_fact_chars=2000)
+    env = ManagedContext(make_env(snap), 10000, max_fact_chars=2000)  # 11,651 verbatim
     env.reset(seed=0)
     env.step(call("open", page="Albedo"))
     env.step(f"p{cited} says albedo varies. " + call("search", query="moon albedo", k=3))
@@ -199,19 +222,31 @@ def test_same_actions_same_observations(snap: Snapshot) -> None:
     assert len(set(first)) == len(first)
 
 
-SEARCH_OUTPUT = """search('albedo of snow'): 2 results
-1. [p216] Albedo (d2)
-   Albedos range widely. Fresh snow has an albedo of up to 0.9! Charcoal is dark.
-2. [p7] Snow (Disambiguation) (d41)
-   Snow falls. Dirty snow and albedo of snow: both matter.
-
-A second paragraph of snow."""
+SEARCH_OUTPUT = SearchOutput(
+    "albedo of snow",
+    (
+        Hit(
+            216,
+            2,
+            "Albedo",
+            3.0,
+            "Albedos range widely. Fresh snow has an albedo of up to 0.9! Charcoal is dark.",
+        ),
+        Hit(
+            7,
+            41,
+            "Snow (Disambiguation)",
+            2.0,
+            "Snow falls. Dirty snow and albedo of snow: both matter.\n\nA second paragraph of snow.",
+        ),
+    ),
+)
 
 
 def test_search_extract_of_a_known_output() -> None:
-    seg = parse_output(SEARCH_OUTPUT)
+    seg = segment_of(SEARCH_OUTPUT)
     assert seg.kind == "search" and seg.query == "albedo of snow"
-    assert [(h.ref, h.title, h.doc) for h in seg.hits] == [
+    assert [(f"p{h.passage_id}", h.title, f"d{h.doc_id}") for h in seg.hits] == [
         ("p216", "Albedo", "d2"),
         ("p7", "Snow (Disambiguation)", "d41"),
     ]
@@ -231,18 +266,20 @@ def test_search_extract_of_a_known_output() -> None:
 def test_open_and_find_outputs_parse(snap: Snapshot) -> None:
     env = make_env(snap)
     env.reset(seed=0)
-    opened, *_ = env.step(call("open", page="Albedo"))
-    found, *_ = env.step(call("find", page="Albedo", text="snow"))
+    env.step(call("open", page="Albedo"))
+    (opened,) = env.last_outputs
+    env.step(call("find", page="Albedo", text="snow"))
+    (found,) = env.last_outputs
     page = snap.page("Albedo")
     assert page is not None
-    seg = parse_output(opened)
+    seg = segment_of(opened)
     assert seg.kind == "open" and seg.doc == f"d{page.doc_id}" and seg.title == "Albedo"
     refs = [ref for ref, _ in seg.blocks if ref]
     assert refs[0] == f"p{page.sections[0].passage_ids[0]}"
     for ref, text in seg.blocks:
         if ref:
             assert text == snap.passage(int(ref[1:])).text  # type: ignore[union-attr]
-    fseg = parse_output(found)
+    fseg = segment_of(found)
     assert fseg.kind == "find" and fseg.doc == seg.doc and len(fseg.blocks) == 6
 
 

@@ -22,7 +22,6 @@ The transcript layout, shared by both::
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from collections.abc import Callable, Sequence
@@ -31,9 +30,12 @@ from typing import Any
 
 import gymnasium as gym
 
+from wikigym.corpora.index import Hit
 from wikigym.envs.actions import parse_action
+from wikigym.envs.render import render
+from wikigym.envs.results import FindOutput, PageOutput, SearchOutput, StepOutput
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tools import PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
+from wikigym.tasks.refs import page_ref, passage_ref
 
 #: Size bound for transcripts of envs that do not tell their own bounds.
 FALLBACK_MAX_CHARS = 1 << 30
@@ -49,49 +51,28 @@ _STOPWORD_TEXT = (
 )
 STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split(" "))
 
-# A tool output starts the observation, or follows a blank line with one of these heads
-# (the env joins the outputs of one step with "\n\n").
-_SEGMENT_SPLIT = re.compile(
-    r"\n\n(?=search\(|# |find\(|find: |open: |python |python: |error \(|answer: "
-    r"|The step budget \(|\(episode finished\))"
-)
-_SEARCH_HEAD = re.compile(r"^search\((.*)\): (\d+) results$")
-_SEARCH_EMPTY = re.compile(r"^search\((.*)\): no passage matches")
-_OPEN_TAIL = re.compile(r"^\.\.\. \(part \d+/\d+; open with part=\d+ to read on\)$")
-_FIND_HEAD = re.compile(r"^find\((.*)\) in (.*) \((d\d+)\): \d+ passages$")
-_FIND_MISS = re.compile(r"^find: .* does not occur in (.*) \((d\d+)\)\.$")
-_MORE_LINE = re.compile(r"^\.\.\. \d+ more$")
 _REF = re.compile(r"(?<![A-Za-z0-9_])([pPdD])(\d{1,18})(?![A-Za-z0-9_])")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+|\s*\n\s*")
 _CACHE_SIZE = 8192  # passages whose sentences are remembered (extracts recur every step)
 
 
-# ---- parsing tool outputs ----------------------------------------------------------------
-@dataclass(frozen=True)
-class Hit:
-    """One search hit: passage id, page title, doc id and passage text."""
-
-    ref: str
-    title: str
-    doc: str
-    text: str
-
-
+# ---- reading tool outputs ---------------------------------------------------------------
 @dataclass(frozen=True)
 class Segment:
-    """One tool output of a step, parsed.
+    """One tool output of a step, as the extracts need it (read from the env's structured
+    outputs, never from the text).
 
     Attributes:
         kind: ``search``, ``open``, ``find`` or ``other`` (errors, python, notices).
-        text: The output verbatim.
+        text: The output as the agent read it.
         head: Its first line.
         query: The search query (``search`` only).
         title: The page title (``open``/``find``).
         doc: The page's doc id such as ``d3`` (``open``/``find``), else "".
         hits: Search hits in rank order.
         blocks: ``open``/``find`` body in order: ``(passage id, text)``; a section heading
-            line of ``open`` is ``("", "## ...")``.
+            of ``open`` is ``("", "## ...")``.
     """
 
     kind: str
@@ -104,81 +85,32 @@ class Segment:
     blocks: tuple[tuple[str, str], ...] = ()
 
 
-def split_outputs(observation: str) -> list[str]:
-    """Split one step's observation into its tool outputs (see ``_SEGMENT_SPLIT``)."""
-    return [part for part in _SEGMENT_SPLIT.split(observation) if part]
-
-
-def _literal(text: str) -> str:
-    """The string a ``repr`` shows (the tools print queries with ``!r``); the text itself else."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
-    return value if isinstance(value, str) else text
-
-
-def _blocks(lines: Sequence[str], *, headings: bool) -> tuple[tuple[str, str], ...]:
-    """``[pN] text`` blocks (continuation lines join the block above); ``## `` lines too."""
-    blocks: list[list[str]] = []
-    for line in lines:
-        if headings and line.startswith("## "):
-            blocks.append(["", line])
-        elif m := PASSAGE_LINE.match(line):
-            blocks.append([f"p{m.group(1)}", m.group(2)])
-        elif blocks and blocks[-1][0]:
-            blocks[-1][1] += "\n" + line
-    return tuple((ref, text.strip()) for ref, text in blocks)
-
-
-def parse_output(text: str) -> Segment:
-    """Parse one tool output of :class:`~wikigym.envs.tools.ToolBox` (by its printed format)."""
-    lines = text.split("\n")
-    head = lines[0]
-    if m := _SEARCH_HEAD.match(head):
-        hits: list[list[str]] = []
-        for line in lines[1:]:
-            if hm := SEARCH_HIT_LINE.match(line):
-                hits.append([f"p{hm.group(1)}", hm.group(2), f"d{hm.group(3)}", ""])
-            elif hits:
-                body = line[3:] if not hits[-1][3] and line.startswith("   ") else line
-                hits[-1][3] = f"{hits[-1][3]}\n{body}" if hits[-1][3] else body
-        return Segment(
-            "search",
-            text,
-            head,
-            query=_literal(m.group(1)),
-            hits=tuple(Hit(r, t, d, x.strip()) for r, t, d, x in hits),
-        )
-    if m := _SEARCH_EMPTY.match(head):
-        return Segment("search", text, head, query=_literal(m.group(1)))
-    if m := PAGE_HEAD_LINE.match(head):
-        body = list(lines[1:])
-        if body and body[-1].startswith("Links: "):
-            body.pop()
-        if body and _OPEN_TAIL.match(body[-1]):
-            body.pop()
-        return Segment(
-            "open",
-            text,
-            head,
-            title=m.group(1),
-            doc=m.group(2),
-            blocks=_blocks(body, headings=True),
-        )
-    if m := _FIND_HEAD.match(head):
-        body = [line for line in lines[1:] if not _MORE_LINE.match(line)]
-        return Segment(
-            "find",
-            text,
-            head,
-            title=m.group(2),
-            doc=m.group(3),
-            blocks=_blocks(body, headings=False),
-        )
-    if m := _FIND_MISS.match(head):
-        return Segment("find", text, head, title=_literal(m.group(1)), doc=m.group(2))
+def segment_of(output: StepOutput) -> Segment:
+    """The :class:`Segment` of one structured output."""
+    text = render(output)
+    head = text.split("\n", 1)[0]
+    if isinstance(output, SearchOutput):
+        return Segment("search", text, head, query=output.query, hits=output.hits)
+    if isinstance(output, PageOutput):
+        blocks: list[tuple[str, str]] = []
+        for block in output.blocks:
+            if block.heading:
+                blocks.append(("", f"## {' > '.join(block.heading)}"))
+            blocks.append((block.ref, block.text.strip()))
+        return Segment("open", text, head, title=output.title, doc=output.doc, blocks=tuple(blocks))
+    if isinstance(output, FindOutput):
+        found = tuple((passage_ref(m.passage_id), m.snippet.strip()) for m in output.matches)
+        return Segment("find", text, head, title=output.title, doc=output.doc, blocks=found)
     return Segment("other", text, head)
+
+
+def segments_of(env: gym.Env[Any, Any], observation: str) -> tuple[Segment, ...]:
+    """The segments of the env's last step: its structured outputs (``last_outputs``), or
+    the whole observation as one opaque segment for envs that have none."""
+    outputs = getattr(env.unwrapped, "last_outputs", None)
+    if outputs is None:
+        return (Segment("other", observation, observation.split("\n", 1)[0]),)
+    return tuple(segment_of(out) for out in outputs)
 
 
 def mentioned_refs(text: str) -> tuple[str, ...]:
@@ -230,7 +162,7 @@ def search_extract(seg: Segment, sentence_chars: int) -> str:
     terms = query_terms(seg.query)
     lines = [seg.head]
     for hit in seg.hits:
-        lines.append(f"[{hit.ref}] {hit.title} ({hit.doc})")
+        lines.append(f"[{passage_ref(hit.passage_id)}] {hit.title} ({page_ref(hit.doc_id)})")
         sentence = best_sentence(hit.text, terms)
         if sentence:
             lines.append("   " + clip(sentence, sentence_chars))
@@ -288,13 +220,8 @@ class _Turn:
     compact: str | None = None  # computed on first need (parsing a long action costs)
 
 
-def _new_turn(action: str, result: str) -> _Turn:
-    return _Turn(
-        action=action,
-        result=result,
-        segments=tuple(parse_output(part) for part in split_outputs(result)),
-        mentions=mentioned_refs(action),
-    )
+def _new_turn(action: str, result: str, segments: tuple[Segment, ...]) -> _Turn:
+    return _Turn(action=action, result=result, segments=segments, mentions=mentioned_refs(action))
 
 
 def _as_text(action: Any) -> str:
@@ -341,7 +268,7 @@ class _TurnRecorder(gym.Wrapper[str, str, str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self._turns.append(_new_turn(_as_text(action), obs))
+        self._turns.append(_new_turn(_as_text(action), obs, segments_of(self.env, obs)))
         return self._observe(), reward, terminated, truncated, info
 
     def _observe(self) -> str:
@@ -387,6 +314,7 @@ class _Fact:
 class _Plan:
     """Which reductions apply to one rendering (see ManagedContext's budget rules)."""
 
+    extracted: set[int] = field(default_factory=set)
     dropped_results: set[int] = field(default_factory=set)
     compact_actions: set[int] = field(default_factory=set)
     clipped_facts: set[int] = field(default_factory=set)
@@ -412,8 +340,10 @@ class ManagedContext(_TurnRecorder):
     2. Cited passages: each passage id (``pN``) named in any action of the episode whose text a
        tool output showed, in order of first mention, as ``[pN] Title: text`` (the longest
        text shown for it, ties: the earliest; cut to ``max_fact_chars``).
-    3. The last ``keep_last`` results are verbatim. Each older result is split into its tool
-       outputs, and each output becomes:
+    3. While the whole conversation fits the budget it is shown verbatim: nothing is
+       compacted under budget. The last ``keep_last`` results always stay verbatim; an older
+       result, when the budget needs it (rule 4), is replaced by its extract, made per tool
+       output (read from the env's structured outputs, ``last_outputs``):
 
        * a search: a dead end if no hit of it was used later: no later action names the hit's
          passage or doc id and no later open/find output is on the hit's page. A dead end
@@ -430,7 +360,8 @@ class ManagedContext(_TurnRecorder):
        and at line breaks.
     4. Budget (``budget_chars`` characters and/or ``budget_tokens`` by ``count_tokens``): while
        the observation is over it, reduce in this order, each step oldest first and each only as
-       far as needed: (a) leave out the extracts of older turns; (b) shorten older actions to
+       far as needed: (a0) replace older results by their extracts (rule 3); (a) leave out the
+       extracts of older turns; (b) shorten older actions to
        their parsed calls (``search({"query": ...})``), cut to ``compact_action_chars``;
        (c) cut the last ``keep_last`` results at the end (all to one common length, with a
        marker), down to ``min_result_chars``; (d) cut cited passages to ``sentence_chars``;
@@ -535,7 +466,7 @@ class ManagedContext(_TurnRecorder):
         shown = self._shown
         for turn in self._turns[self._shown_turns :]:
             for seg in turn.segments:
-                found = [(h.ref, h.title, h.text) for h in seg.hits]
+                found = [(passage_ref(h.passage_id), h.title, h.text) for h in seg.hits]
                 found += [(ref, seg.title, text) for ref, text in seg.blocks if ref]
                 for ref, title, text in found:
                     if ref not in shown or len(text) > len(shown[ref].text):
@@ -565,7 +496,9 @@ class ManagedContext(_TurnRecorder):
             for seg in turn.segments:
                 if seg.kind == "search":
                     used = any(
-                        h.ref in later_refs[i] or h.doc in later_refs[i] or h.doc in later_docs[i]
+                        passage_ref(h.passage_id) in later_refs[i]
+                        or page_ref(h.doc_id) in later_refs[i]
+                        or page_ref(h.doc_id) in later_docs[i]
                         for h in seg.hits
                     )
                     parts.append(
@@ -622,8 +555,10 @@ class ManagedContext(_TurnRecorder):
                 blocks.append(_turn_text(n, action, result))
             elif i in plan.dropped_results:
                 blocks.append(_turn_text(n, action, None))
-            else:
+            elif i in plan.extracted:
                 blocks.append(_turn_text(n, action, extract, EXTRACT_HEADER))
+            else:
+                blocks.append(_turn_text(n, action, turn.result))
         return "\n\n".join(blocks)
 
     def _first_fitting(
@@ -634,6 +569,7 @@ class ManagedContext(_TurnRecorder):
         def plan_after(k: int) -> _Plan:
             plan = replace(
                 base,
+                extracted=set(base.extracted),
                 dropped_results=set(base.dropped_results),
                 compact_actions=set(base.compact_actions),
                 clipped_facts=set(base.clipped_facts),
@@ -683,6 +619,7 @@ class ManagedContext(_TurnRecorder):
         n = len(self._turns)
         older = [i for i in range(n) if extracts[i] is not None]
         ops: list[Callable[[_Plan], None]] = []
+        ops += [lambda p, i=i: p.extracted.add(i) for i in older]
         ops += [lambda p, i=i: p.dropped_results.add(i) for i in older]
         ops += [lambda p, i=i: p.compact_actions.add(i) for i in older]
         found = self._first_fitting(_Plan(), ops, render)
