@@ -107,6 +107,26 @@ def test_transcript_holds_everything_verbatim(snap: Snapshot) -> None:
     assert len(observations[-1]) > len(observations[5]) > len(observations[1])
 
 
+def test_transcript_is_capped_and_says_so(snap: Snapshot) -> None:
+    """2 MB actions used to grow the transcript to millions of characters."""
+    env = TranscriptObservation(make_env(snap), max_chars=50_000)
+    env.reset(seed=0)
+    huge = "x" * 2_000_000
+    for _ in range(3):
+        obs, *_ = env.step(huge)
+        assert len(obs) <= 50_000 and env.observation_space.contains(obs)
+    assert obs.startswith("Answer the question") and "[transcript cut at 50000 characters]" in obs
+    assert "[Transcript: 2 older turns left out to stay within 50000 characters]" in obs
+    small = TranscriptObservation(make_env(snap), max_chars=50_000)
+    small.reset(seed=0)
+    for action in scripted_actions(snap, 30):
+        obs, *_ = small.step(action)
+    assert len(obs) <= 50_000 and "older turns left out" in obs and "[Turn 30] result:" in obs
+    assert TranscriptObservation(make_env(snap)).max_chars == 262_144
+    with pytest.raises(ValueError, match="max_chars"):
+        TranscriptObservation(make_env(snap), max_chars=10)
+
+
 @pytest.mark.parametrize(
     ("budget", "cite"), [(4000, True), (8000, True), (8000, False), (16000, True)]
 )

@@ -45,6 +45,9 @@ RESULT_HEADER = "[Turn {n}] result:"
 EXTRACT_HEADER = "[Turn {n}] result (extract):"
 CUT_MARKER = "\n... [cut to fit the context budget]"
 ACTION_GAP = " [...] "
+#: Default cap of :class:`TranscriptObservation` (characters), and its cut marker.
+DEFAULT_TRANSCRIPT_CHARS = 262_144
+TRANSCRIPT_CUT = "\n... [transcript cut at {n} characters]"
 _STOPWORD_TEXT = (
     "a an and are as at be by did do does for from had has have how in is it its of on or "
     "that the their this to was were what when where which who whom whose why with"
@@ -290,16 +293,53 @@ class TranscriptObservation(_TurnRecorder):
     First observation, then per step ``[Turn n] action:`` with the action text and
     ``[Turn n] result:`` with the env's observation, blocks separated by a blank line.
     Reward, termination and ``info`` are the env's.
+
+    It is capped at ``max_chars``: when the conversation grows past it, the oldest turns are
+    left out (a line ``[Transcript: N older turns left out ...]`` after the first observation
+    says so), and if the newest turn alone is still too long the text is cut at the cap with a
+    marker. The cap keeps huge actions (up to 2 MB each) from growing the observation
+    without bound.
+
+    Args:
+        env: A text env.
+        max_chars: Most characters of an observation (default 262,144, about 64k tokens).
+
+    Raises:
+        ValueError: ``max_chars`` under 1,000.
     """
 
-    def __init__(self, env: gym.Env[str, str]) -> None:
+    def __init__(self, env: gym.Env[str, str], max_chars: int = DEFAULT_TRANSCRIPT_CHARS) -> None:
         super().__init__(env)
-        self.observation_space = UnicodeText(_transcript_bound(env))
+        if max_chars < 1000:
+            raise ValueError(f"max_chars must be >= 1000, got {max_chars}")
+        self.max_chars = max_chars
+        bound = min(_transcript_bound(env), max_chars)
+        self.observation_space = UnicodeText(bound)
 
     def _observe(self) -> str:
-        blocks = [self._first]
-        blocks += [_turn_text(i, t.action, t.result) for i, t in enumerate(self._turns, 1)]
-        return "\n\n".join(blocks)
+        turns = [_turn_text(i, t.action, t.result) for i, t in enumerate(self._turns, 1)]
+        text = "\n\n".join([self._first, *turns])
+        if len(text) <= self.max_chars:
+            return text
+        # Leave out the oldest turns (at least one turn stays), newest kept.
+        size = len(self._first)
+        kept: list[str] = []
+        for block in reversed(turns):
+            if kept and size + len(block) + 2 + 160 > self.max_chars:
+                break
+            kept.append(block)
+            size += len(block) + 2
+        kept.reverse()
+        left_out = len(turns) - len(kept)
+        note = (
+            f"[Transcript: {left_out} older turns left out to stay within "
+            f"{self.max_chars} characters]"
+        )
+        text = "\n\n".join([self._first, note, *kept] if left_out else [self._first, *kept])
+        if len(text) <= self.max_chars:
+            return text
+        marker = TRANSCRIPT_CUT.format(n=self.max_chars)
+        return text[: self.max_chars - len(marker)] + marker
 
 
 # ---- managed context ---------------------------------------------------------------------
