@@ -34,6 +34,7 @@ class CalcEnv(gym.Env[str, str]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    takes_corpus: ClassVar[bool] = False  # no snapshot, no TaskSet (see envs.recipe)
 
     def __init__(
         self, level: int = 2, reward: str | RewardConfig = "binary", render_mode: str | None = None

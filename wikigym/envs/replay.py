@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from wikigym.envs.registration import register_envs
+from wikigym.envs.recipe import env_spec, make_env
 from wikigym.errors import TrajectoryError
 
 FORMAT = "wikigym.trajectory/1"
@@ -142,10 +142,8 @@ def replay(path: str | Path) -> tuple[int, Divergence | None]:
     Returns:
         ``(steps replayed, first divergence or None)``.
     """
-    register_envs()  # idempotent; gym.make needs the ids
-
     header, *steps = load_trajectory(path)
-    env = gym.make(header["env_id"], **header["env_kwargs"]).unwrapped
+    env = make_env(env_spec(header["env_id"], **header["env_kwargs"])).unwrapped
     obs, info = env.reset(seed=header["seed"], options=header["options"] or None)
     if obs != header["observation"]:
         return 0, Divergence(0, "observation", header["observation"], obs)

@@ -86,6 +86,7 @@ class WikiSearchEnv(gym.Env[str, str]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    takes_corpus: ClassVar[bool] = True  # reads corpus= and tasks= (see envs.recipe)
 
     def __init__(
         self,

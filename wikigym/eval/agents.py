@@ -11,8 +11,10 @@ runner passes ``None`` to every other agent, so a baseline cannot read the answe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from wikigym.envs.results import StepOutput
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
@@ -26,8 +28,9 @@ class Agent(Protocol):
         """Start an episode with its first observation (and the task, for privileged agents)."""
         ...
 
-    def act(self, observation: str) -> str:
-        """The next action, given the latest observation."""
+    def act(self, observation: str, outputs: Sequence[StepOutput] = ()) -> str:
+        """The next action, given the latest observation and its structured outputs (the
+        env's ``last_outputs``: what an agent that is not a language model reads)."""
         ...
 
 
@@ -54,7 +57,7 @@ class OracleAgent:
         self._calls = [tool_call(c.name, dict(c.arguments)) for c in task.oracle]
         self._next = 0
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, outputs: Sequence[StepOutput] = ()) -> str:
         if self._next >= len(self._calls):
             return "(the oracle trajectory has no more calls)"
         action = self._calls[self._next]

@@ -29,11 +29,12 @@ which constrain several attributes, or which hide numbers, defeat it, which is t
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from wikigym.envs.tools import MORE_PARTS, PAGE_HEAD_LINE, PASSAGE_LINE, SEARCH_HIT_LINE
+from wikigym.envs.results import PageOutput, SearchOutput, StepOutput, ToolErrorOutput
 from wikigym.eval.agents import tool_call
+from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task
 
 MONTHS = (
@@ -55,7 +56,6 @@ _YEAR = re.compile(r"\b(\d{3,4})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'’-]*)*")
-_SIMILAR = re.compile(r"Similar titles: (.*?)\. Use search")
 _WORD = re.compile(r"[a-z0-9]+")
 
 STOPWORDS = frozenset(
@@ -314,37 +314,33 @@ class PageView:
     next_part: int | None
 
 
-def parse_search(obs: str) -> list[tuple[int, str, str]]:
-    """(passage id, page title, passage text) of each search hit, best first."""
-    out: list[tuple[int, str, str]] = []
-    for line in obs.splitlines():
-        if m := SEARCH_HIT_LINE.match(line):
-            out.append((int(m.group(1)), m.group(2), ""))
-        elif out and line.startswith("   "):
-            pid, title, text = out[-1]
-            out[-1] = (pid, title, f"{text} {line.strip()}".strip())
-    return out
+def parse_search(outputs: Sequence[StepOutput]) -> list[tuple[int, str, str]]:
+    """(passage id, page title, lead line) of each search hit, best first.
+
+    The baseline reads a hit by the first line of its passage (the line the search result
+    leads with); it opens the page to read on. Its calibration of the levels rests on this.
+    """
+    for out in outputs:
+        if isinstance(out, SearchOutput):
+            return [(h.passage_id, h.title, h.text.split("\n", 1)[0].strip()) for h in out.hits]
+    return []
 
 
-def parse_page(obs: str) -> PageView | None:
-    """The page in an ``open`` result, or None when the observation is not a page."""
-    lines = obs.splitlines()
-    if not lines or not (head := PAGE_HEAD_LINE.match(lines[0])):
-        return None
-    passages: list[tuple[int, str]] = []
-    links: list[str] = []
-    for line in lines[1:]:
-        if m := PASSAGE_LINE.match(line):
-            passages.append((int(m.group(1)), m.group(2)))
-        elif line.startswith("Links: "):
-            links = [x.strip() for x in line[7:].removesuffix(" ...").split(";") if x.strip()]
-        elif line.startswith(("## ", "... (part")):
-            continue
-        elif passages and line.strip():
-            pid, text = passages[-1]
-            passages[-1] = (pid, f"{text}\n{line}")
-    more = MORE_PARTS.search(obs)
-    return PageView(head.group(1), passages, links, int(more.group(1)) if more else None)
+def parse_page(outputs: Sequence[StepOutput]) -> PageView | None:
+    """The page of an ``open`` result, or None when the step showed no page."""
+    for out in outputs:
+        if isinstance(out, PageOutput):
+            passages = [(b.passage_id, b.text) for b in out.blocks]
+            return PageView(out.title, passages, list(out.links), out.next_part)
+    return None
+
+
+def suggested_titles(outputs: Sequence[StepOutput]) -> tuple[str, ...]:
+    """The titles an unknown-page error offers instead, best first."""
+    for out in outputs:
+        if isinstance(out, ToolErrorOutput) and out.suggestions:
+            return out.suggestions
+    return ()
 
 
 def _surfaces(title: str) -> list[str]:
@@ -485,7 +481,7 @@ def reverse_pick(
         key = (-score, order, title, pid)
         if best is None or key < best:
             best = key
-    return None if best is None else (best[2], [f"p{best[3]}"])
+    return None if best is None else (best[2], [passage_ref(best[3])])
 
 
 def head_hops(question: str, described: re.Match[str]) -> list[Hop]:
@@ -524,12 +520,12 @@ class HeuristicAgent:
         self._guess = ("unknown", [])
         next(self._plan)
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, outputs: Sequence[StepOutput] = ()) -> str:
         self._steps += 1
         if self._plan is None or self._steps >= self.max_steps:
             return self._answer()
         try:
-            return self._plan.send(observation)
+            return self._plan.send(tuple(outputs))
         except StopIteration:
             self._plan = None
             return self._answer()
@@ -538,10 +534,10 @@ class HeuristicAgent:
         text, cites = self._guess
         return tool_call("answer", {"text": text, "citations": cites})
 
-    def _run(self, question: str) -> Generator[str, str, None]:
+    def _run(self, question: str) -> Generator[str, tuple[StepOutput, ...], None]:
         yield ""  # primed by reset(); the first send() carries the task prompt
-        obs = yield tool_call("search", {"query": question, "k": 10})
-        hits = parse_search(obs)
+        outs = yield tool_call("search", {"query": question, "k": 10})
+        hits = parse_search(outs)
         low_q = question.lower()
         named = list(dict.fromkeys(t for _, t, _ in hits if t.lower() in low_q))
         described = _DESCRIBED.search(question)
@@ -560,7 +556,7 @@ class HeuristicAgent:
         if not solved and (picked := reverse_pick(hits, question, named)) is not None:
             self._guess = picked  # "Which person was born on ...?": the answer is a page
 
-    def _follow(self, entity: str, hops: list[Hop]) -> Generator[str, str, bool]:
+    def _follow(self, entity: str, hops: list[Hop]) -> Generator[str, tuple[StepOutput, ...], bool]:
         """Open ``entity`` and follow ``hops``; True when every hop gave a value."""
         for i, hop in enumerate(hops):
             page = None
@@ -569,12 +565,12 @@ class HeuristicAgent:
                 args: dict[str, object] = {"page": entity}
                 if part > 1:
                     args["part"] = part
-                obs = yield tool_call("open", args)
-                view = parse_page(obs)
+                outs = yield tool_call("open", args)
+                view = parse_page(outs)
                 if view is None:
-                    similar = _SIMILAR.search(obs)
-                    if part == 1 and similar and entity != similar.group(1).split("; ")[0]:
-                        entity = similar.group(1).split("; ")[0]
+                    similar = suggested_titles(outs)
+                    if part == 1 and similar and entity != similar[0]:
+                        entity = similar[0]
                         continue
                     break
                 page = view if page is None else PageView(
@@ -591,7 +587,7 @@ class HeuristicAgent:
             if found is None:
                 return False
             value, pid = found
-            self._guess = (value, [f"p{pid}"])
+            self._guess = (value, [passage_ref(pid)])
             if i < len(hops) - 1:
                 entity = value
         return True

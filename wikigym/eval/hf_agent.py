@@ -11,9 +11,11 @@ longer than the model's context keep their most recent tokens.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wikigym.envs.results import StepOutput
 from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
@@ -78,7 +80,7 @@ class HFAgent:
         self._turn = 0
         self._torch.manual_seed(self.seed)
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, outputs: Sequence[StepOutput] = ()) -> str:
         if self._turn > 0:
             role = "tool" if self._last_had_call else "user"
             self._messages.append({"role": role, "content": observation})

@@ -18,8 +18,10 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from typing import Any
 
+from wikigym.envs.results import StepOutput
 from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
@@ -77,7 +79,7 @@ class OpenAIAgent:
         self._pending_call_id = None
         self._turn = 0
 
-    def act(self, observation: str) -> str:
+    def act(self, observation: str, outputs: Sequence[StepOutput] = ()) -> str:
         if self._turn > 0:  # the first observation is the prompt, already in the messages
             if self._pending_call_id is not None:
                 self._messages.append(

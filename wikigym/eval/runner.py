@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from wikigym.envs.codes import ErrorCode
-from wikigym.envs.registration import register_envs
+from wikigym.envs.recipe import env_spec, make_env
 from wikigym.envs.replay import RecordTrajectory
 from wikigym.errors import EvalError
 from wikigym.eval.agents import Agent
@@ -138,11 +137,9 @@ def run_eval(
         raise EvalError(f"--max-steps must be >= 1, got {max_steps}")
     if corpus is not None and not Path(corpus).is_dir():
         raise EvalError(f"corpus {corpus} is not a snapshot directory; pass --corpus DIR")
-    register_envs()  # idempotent; gym.make needs the ids
-
     folder = Path(out_dir) / "trajectories"
     _clear_old_trajectories(folder)
-    base = gym.make(
+    spec = env_spec(
         "WikiSearch-v0",
         corpus=None if corpus is None else str(Path(corpus).resolve()),
         tasks=str(tasks_file),
@@ -150,7 +147,7 @@ def run_eval(
         python=python,
         reward=reward,
     )
-    env = RecordTrajectory(base, folder)
+    env = RecordTrajectory(make_env(spec), folder, env_id=spec.id)
     unwrapped = env.unwrapped
     taskset: TaskSet = unwrapped.tasks  # type: ignore[attr-defined]
     privileged = bool(getattr(agent, "privileged", False))
@@ -164,7 +161,7 @@ def run_eval(
         steps_with_error = 0
         reward_value = 0.0
         while not (terminated or truncated):
-            action = agent.act(obs)
+            action = agent.act(obs, getattr(unwrapped, "last_outputs", ()))
             if not isinstance(action, str):
                 raise EvalError(
                     f"agent {agent_name} returned {type(action).__name__}, expected str"

@@ -18,6 +18,7 @@ from wikigym.envs.tools import ToolConfig
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
+from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall
 
 FIND_MAX_HITS = ToolConfig().find_max_hits
@@ -75,6 +76,6 @@ def build_oracle(
             raise SynthError(f"no find text shows p{pid} on page d{subj}")
         calls.append(OracleCall(name="find", arguments={"page": g.titles[subj], "text": needle}))
         seen.update(shown)
-    cites = [f"p{p}" for p in dict.fromkeys(citations)]
+    cites = [passage_ref(p) for p in dict.fromkeys(citations)]
     calls.append(OracleCall(name="answer", arguments={"text": answer, "citations": cites}))
     return calls

@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec as GymEnvSpec
 
 from wikigym.envs.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
-from wikigym.envs.registration import register_envs
+from wikigym.envs.recipe import env_spec, make_env, takes_corpus
 from wikigym.envs.registry import trl_method
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
 from wikigym.envs.tool_specs import ToolName, format_tool_call
@@ -57,12 +58,15 @@ _FINISHED = "The episode is over (it was answered or its step budget is spent); 
 
 @dataclass
 class EnvSpec:
-    """Which env to train on and how to make it.
+    """Which env to train on: the run's side of the one env recipe (:mod:`wikigym.envs.recipe`).
+
+    :meth:`recipe` is Gymnasium's own ``EnvSpec`` (plain data: paths, numbers, names);
+    :meth:`make` makes envs from it, all sharing the snapshot and TaskSet, opened once.
 
     Attributes:
         env_id: A registered Gymnasium id (``WikiSearch-v0``, ``Calc-v0``, ...).
         corpus: Snapshot directory (WikiSearch); None for the default world.
-        tasks: TaskSet file (WikiSearch); None for the default TaskSet.
+        tasks: TaskSet file (WikiSearch), or a TaskSet; None for the default TaskSet.
         kwargs: Other keyword arguments of the env (``max_steps``, ``reward``, ``python``,
             ``tools``, ``level``, ...).
     """
@@ -73,15 +77,24 @@ class EnvSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
     _resolved: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
+    def recipe(self) -> GymEnvSpec:
+        """Gymnasium's spec of the env with the run's data kwargs (corpus and tasks as paths)."""
+        data = dict(self.kwargs)
+        if self.corpus is not None:
+            data["corpus"] = str(self.corpus)
+        if self.tasks is not None and not isinstance(self.tasks, TaskSet):
+            data["tasks"] = str(self.tasks)
+        return env_spec(self.env_id, **data)
+
     def is_wiki(self) -> bool:
-        return self.env_id.split(":")[-1].startswith("WikiSearch")
+        """Whether the env reads a snapshot and a TaskSet (asked of its class)."""
+        return takes_corpus(self.recipe())
 
     def make_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``gym.make``: the snapshot and TaskSet opened once, shared."""
+        """The objects given to every env over the recipe: the snapshot and TaskSet, opened
+        once and shared (empty for envs without them)."""
         if self._resolved is None:
-            register_envs()  # idempotent; gym.make needs the ids
-
-            kwargs = dict(self.kwargs)
+            kwargs: dict[str, Any] = {}
             if self.is_wiki():
                 snapshot, taskset = resolve_resources(self.corpus, self.tasks)
                 kwargs.update(corpus=snapshot, tasks=taskset)
@@ -95,11 +108,12 @@ class EnvSpec:
 
     def make(self) -> gym.Env:
         """A new env instance (sharing the snapshot and TaskSet)."""
-        return gym.make(self.env_id, disable_env_checker=True, **self.make_kwargs())
+        return make_env(self.recipe(), disable_env_checker=True, **self.make_kwargs())
 
     def taskset(self) -> TaskSet | None:
         """The TaskSet of a WikiSearch env (None for envs without one)."""
-        return self.make_kwargs().get("tasks") if self.is_wiki() else None
+        tasks = self.make_kwargs().get("tasks")
+        return tasks if isinstance(tasks, TaskSet) else None
 
 
 # ---- the adapter ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wikigym.envs.recipe import env_spec, takes_corpus
 from wikigym.errors import WikigymError
 from wikigym.trainers.adapter import (
     EnvSpec,
@@ -95,7 +96,7 @@ def env_spec_for(cfg: TrainConfig) -> EnvSpec:
     """The :class:`EnvSpec` of a run (WikiSearch gets the step budget; python off on CPU
     presets, where the sandbox is not the point)."""
     kwargs: dict[str, Any] = {"reward": reward_config_for(cfg), **cfg.env_kwargs}
-    if cfg.env.split(":")[-1].startswith("WikiSearch"):
+    if takes_corpus(env_spec(cfg.env)):
         kwargs.setdefault("max_steps", cfg.max_env_steps)
         kwargs.setdefault("python", "off" if cfg.preset == "cpu-tiny" else "auto")
     return EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
