@@ -44,12 +44,13 @@ from dataclasses import dataclass
 from itertools import accumulate, takewhile
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from wikigym.envs.codes import ErrorCode
 from wikigym.envs.tool_specs import (
     MAX_CODE_CHARS,
     TOOL_MODELS,
+    ToolArgs,
     ToolName,
     example_arguments,
     example_call,
@@ -76,7 +77,7 @@ class ToolCall:
     """One validated call: `args` is an instance of ``TOOL_MODELS[name]``; `raw` its text."""
 
     name: ToolName
-    args: BaseModel
+    args: ToolArgs
     raw: str
 
 

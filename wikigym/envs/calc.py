@@ -33,7 +33,7 @@ class CalcEnv(gym.Env[str, str]):
         render_mode: None or ``ansi``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     takes_corpus: ClassVar[bool] = False  # no snapshot, no TaskSet (see envs.recipe)
 
     def __init__(

@@ -85,7 +85,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         render_mode: None or ``ansi``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     takes_corpus: ClassVar[bool] = True  # reads corpus= and tasks= (see envs.recipe)
 
     def __init__(

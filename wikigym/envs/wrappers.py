@@ -26,7 +26,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
@@ -269,7 +269,7 @@ class _TurnRecorder(gym.Wrapper[str, str, str, str]):
         self._turns = []
         return self._observe(), info
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._turns.append(_new_turn(_as_text(action), obs, segments_of(self.env, obs)))
         return self._observe(), reward, terminated, truncated, info
@@ -362,6 +362,15 @@ class _Plan:
     dropped_turns: set[int] = field(default_factory=set)
     dropped_facts: set[int] = field(default_factory=set)
     question_only: bool = False
+
+
+def _adding(attr: str, index: int) -> Callable[[_Plan], None]:
+    """A plan step: add ``index`` to the set ``attr`` of the plan."""
+
+    def apply(plan: _Plan) -> None:
+        getattr(plan, attr).add(index)
+
+    return apply
 
 
 class ManagedContext(_TurnRecorder):
@@ -479,7 +488,7 @@ class ManagedContext(_TurnRecorder):
         self.max_fact_chars = max_fact_chars
         self.sentence_chars = sentence_chars
         self.min_result_chars = min_result_chars
-        self._shown = {}  # passage id -> longest text shown, updated turn by turn
+        self._shown: dict[str, _Fact] = {}  # passage id -> longest text shown, turn by turn
         self._shown_turns = 0
         bound = budget_chars if budget_chars is not None else _transcript_bound(env)
         self.observation_space = UnicodeText(bound)
@@ -498,7 +507,7 @@ class ManagedContext(_TurnRecorder):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        self._shown: dict[str, _Fact] = {}
+        self._shown = {}
         self._shown_turns = 0
         return super().reset(seed=seed, options=options)
 
@@ -659,9 +668,9 @@ class ManagedContext(_TurnRecorder):
         n = len(self._turns)
         older = [i for i in range(n) if extracts[i] is not None]
         ops: list[Callable[[_Plan], None]] = []
-        ops += [lambda p, i=i: p.extracted.add(i) for i in older]
-        ops += [lambda p, i=i: p.dropped_results.add(i) for i in older]
-        ops += [lambda p, i=i: p.compact_actions.add(i) for i in older]
+        ops += [_adding("extracted", i) for i in older]
+        ops += [_adding("dropped_results", i) for i in older]
+        ops += [_adding("compact_actions", i) for i in older]
         found = self._first_fitting(_Plan(), ops, render)
         if found is not None:
             return found[1]
@@ -681,9 +690,9 @@ class ManagedContext(_TurnRecorder):
         # older turns, then cited passages; then cut the recent results below the floor.
         plan.recent_cap = floor
         ops2: list[Callable[[_Plan], None]] = []
-        ops2 += [lambda p, j=j: p.clipped_facts.add(j) for j in range(len(facts))]
-        ops2 += [lambda p, i=i: p.dropped_turns.add(i) for i in older]
-        ops2 += [lambda p, j=j: p.dropped_facts.add(j) for j in range(len(facts))]
+        ops2 += [_adding("clipped_facts", j) for j in range(len(facts))]
+        ops2 += [_adding("dropped_turns", i) for i in older]
+        ops2 += [_adding("dropped_facts", j) for j in range(len(facts))]
         found = self._first_fitting(plan, ops2, render)
         if found is not None:
             return found[1]

@@ -509,7 +509,7 @@ class HeuristicAgent:
 
     def __init__(self, max_steps: int = 12) -> None:
         self.max_steps = max_steps
-        self._plan: Generator[str, str, None] | None = None
+        self._plan: Generator[str, tuple[StepOutput, ...], None] | None = None
         self._steps = 0
         self._guess: tuple[str, list[str]] = ("unknown", [])
 

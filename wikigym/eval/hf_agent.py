@@ -60,14 +60,15 @@ class HFAgent:
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModelForCausalLM.from_pretrained(path).to(self.device)
+            # transformers' own annotations do not follow these dynamic classes: Any.
+            self.tokenizer: Any = AutoTokenizer.from_pretrained(path)
+            self.model: Any = AutoModelForCausalLM.from_pretrained(path).to(self.device)
         except (OSError, ValueError) as exc:
             raise EvalError(f"hf agent: cannot load a model from {path}: {exc}") from exc
         if getattr(self.tokenizer, "chat_template", None) is None:
             raise EvalError(f"hf agent: the tokenizer in {path} has no chat template")
         self.model.eval()
-        self._tools = openai_tools_schema()
+        self._tools: list[Any] = list(openai_tools_schema())
         self._messages: list[dict[str, Any]] = []
         self._last_had_call = False
         self._turn = 0
@@ -92,7 +93,7 @@ class HFAgent:
 
     def _generate(self) -> str:
         torch = self._torch
-        ids = self.tokenizer.apply_chat_template(
+        ids: Any = self.tokenizer.apply_chat_template(
             self._messages,
             tools=self._tools,
             add_generation_prompt=True,

@@ -131,9 +131,9 @@ def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]
             )
         answer = items[0]
         return answer, [a for a in dict.fromkeys(items[1:]) if a != answer]
-    answer = _text(row, key, where)
-    assert answer is not None
-    return answer, []
+    single = _text(row, key, where)
+    assert single is not None
+    return single, []
 
 
 def _hash_id(prefix: str, question: str, used: dict[str, int]) -> str:
@@ -412,8 +412,8 @@ def _hotpot_task(
             "[[title, [sentences]], ...]"
         )
     context: dict[str, list[str]] = {}
-    for title, sentences in paragraphs:
-        context.setdefault(title.strip(), sentences)
+    for title, paragraph in paragraphs:
+        context.setdefault(title.strip(), paragraph)
     report.tasks += 1
     report.supporting_facts += len(facts)
 

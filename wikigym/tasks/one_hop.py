@@ -85,7 +85,7 @@ def one_hop_tasks(snapshot: Snapshot, n: int = 500, seed: int = 0) -> TaskSet:
             continue
         candidates.append((r, question))
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(candidates))[:n] if candidates else []
+    order: list[int] = [int(x) for x in rng.permutation(len(candidates))[:n]] if candidates else []
     tasks = []
     for i in sorted(int(x) for x in order):
         r, question = candidates[i]

@@ -71,12 +71,12 @@ class _Episode:
         self.completion_ids.extend(int(t) for t in ids)
         self.env_mask.extend([mask] * len(ids))
         if self.logprobs is not None:
-            if logprobs is None and mask == 1:
+            if mask == 0:
+                self.logprobs.extend([0.0] * len(ids))
+            elif logprobs is None:
                 self.logprobs = None
             else:
-                self.logprobs.extend(
-                    [0.0] * len(ids) if mask == 0 else [float(x) for x in logprobs]
-                )
+                self.logprobs.extend(float(x) for x in logprobs)
 
 
 def trainer_generate(trainer: Any) -> GenerateFn:

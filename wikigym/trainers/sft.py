@@ -43,11 +43,14 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
             continue
         obs, _ = env.reset(seed=i, options={"task_id": task.task_id})
         messages: list[dict[str, Any]] = [{"role": "user", "content": obs}]
-        reward, info, done = 0.0, {}, False
+        reward: float = 0.0
+        info: dict[str, Any] = {}
+        done = False
         for call in task.oracle:
             arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
             action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {arguments}}}</tool_call>'
-            obs, reward, terminated, truncated, info = env.step(action)
+            obs, step_reward, terminated, truncated, info = env.step(action)
+            reward = float(step_reward)
             messages.append(
                 {
                     "role": "assistant",
