@@ -62,7 +62,8 @@ class HFAgent:
         try:
             # transformers' own annotations do not follow these dynamic classes: Any.
             self.tokenizer: Any = AutoTokenizer.from_pretrained(path)
-            self.model: Any = AutoModelForCausalLM.from_pretrained(path).to(self.device)
+            model: Any = AutoModelForCausalLM.from_pretrained(path)
+            self.model: Any = model.to(self.device)
         except (OSError, ValueError) as exc:
             raise EvalError(f"hf agent: cannot load a model from {path}: {exc}") from exc
         if getattr(self.tokenizer, "chat_template", None) is None:

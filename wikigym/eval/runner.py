@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -159,7 +159,7 @@ def run_eval(
         agent.reset(obs, task if privileged else None)
         terminated = truncated = False
         steps_with_error = 0
-        reward_value = 0.0
+        reward_value: SupportsFloat = 0.0
         while not (terminated or truncated):
             action = agent.act(obs, getattr(unwrapped, "last_outputs", ()))
             if not isinstance(action, str):

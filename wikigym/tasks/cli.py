@@ -16,7 +16,7 @@ TASKSET_SUFFIXES: tuple[str, ...] = (".jsonl", ".parquet")
 _SHOW_PROBLEMS = 5
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``tasks`` and its subcommands (``import``, ``info``)."""
     tasks = sub.add_parser("tasks", help="import and inspect TaskSets")
     tsub = tasks.add_subparsers(dest="tasks_cmd", required=True, metavar="COMMAND")
