@@ -136,3 +136,19 @@ def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
         ).stdout
         assert out.strip() == "['Calc-v0', 'WikiSearch-v0']", statement
+
+
+def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
+    from wikigym.corpora.index import ENGLISH_STOPWORDS, Hit
+    from wikigym.corpora.passages import split_sentences
+    from wikigym.envs import results, wrappers
+    from wikigym.eval import heuristic
+
+    assert wrappers.STOPWORDS == heuristic.STOPWORDS == frozenset(ENGLISH_STOPWORDS)
+    assert split_sentences("Snow is white. 3 cats sat!\n\nA list\n") == [
+        "Snow is white.",
+        "3 cats sat!",
+        "A list",
+    ]
+    assert wrappers.Hit is Hit and results.Hit is Hit
+    assert not hasattr(wrappers, "sentences") and not hasattr(heuristic, "_SENTENCE")

@@ -27,6 +27,15 @@ def _sentence_spans(text: str) -> Iterator[tuple[int, int]]:
         yield start, len(text)
 
 
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (stripped, non-empty), by the boundaries passages are cut on.
+
+    The one sentence splitter: passages, the context wrapper's extracts and the heuristic
+    agent all split here.
+    """
+    return [part for s, e in _sentence_spans(text) if (part := text[s:e].strip())]
+
+
 def split_passages(text: str, words: int) -> list[tuple[int, int]]:
     """Cut ``text`` into spans of about ``words`` words.
 

@@ -30,7 +30,8 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from wikigym.corpora.index import Hit
+from wikigym.corpora.index import ENGLISH_STOPWORDS, Hit, query_terms
+from wikigym.corpora.passages import split_sentences
 from wikigym.envs.actions import parse_action
 from wikigym.envs.render import render
 from wikigym.envs.results import FindOutput, PageOutput, SearchOutput, StepOutput
@@ -48,15 +49,10 @@ ACTION_GAP = " [...] "
 #: Default cap of :class:`TranscriptObservation` (characters), and its cut marker.
 DEFAULT_TRANSCRIPT_CHARS = 262_144
 TRANSCRIPT_CUT = "\n... [transcript cut at {n} characters]"
-_STOPWORD_TEXT = (
-    "a an and are as at be by did do does for from had has have how in is it its of on or "
-    "that the their this to was were what when where which who whom whose why with"
-)
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split(" "))
+STOPWORDS: frozenset[str] = frozenset(ENGLISH_STOPWORDS)  # the one list (the index's)
 
 _REF = re.compile(r"(?<![A-Za-z0-9_])([pPdD])(\d{1,18})(?![A-Za-z0-9_])")
 _WORD = re.compile(r"\w+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+|\s*\n\s*")
 _CACHE_SIZE = 8192  # passages whose sentences are remembered (extracts recur every step)
 
 
@@ -129,14 +125,10 @@ def clip(text: str, limit: int) -> str:
     return text[: max(0, limit - 1)].rstrip() + "…"
 
 
-def sentences(text: str) -> list[str]:
-    """Sentences of a passage: split after ``.!?`` (and closing quotes) and at newlines."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def query_terms(query: str) -> tuple[str, ...]:
-    """Distinct case-folded words of a query, stop words left out unless nothing else is left."""
-    words = list(dict.fromkeys(_WORD.findall(query.casefold())))
+def query_terms_of(query: str) -> tuple[str, ...]:
+    """Distinct terms of a query (the index's reading of it), stop words left out unless
+    nothing else is left."""
+    words = list(dict.fromkeys(query_terms(query)))
     content = [w for w in words if w not in STOPWORDS]
     return tuple(content or words)
 
@@ -144,7 +136,7 @@ def query_terms(query: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` ("" for blank text)."""
-    found = sentences(text)
+    found = split_sentences(text)
     return found[0] if found else ""
 
 
@@ -153,7 +145,7 @@ def best_sentence(text: str, terms: tuple[str, ...]) -> str:
     """The sentence of ``text`` sharing most distinct ``terms`` (ties: the earliest)."""
     best, best_score = "", -1
     wanted = frozenset(terms)
-    for sentence in sentences(text):
+    for sentence in split_sentences(text):
         score = len(wanted.intersection(_WORD.findall(sentence.casefold())))
         if score > best_score:
             best, best_score = sentence, score
@@ -162,7 +154,7 @@ def best_sentence(text: str, terms: tuple[str, ...]) -> str:
 
 def search_extract(seg: Segment, sentence_chars: int) -> str:
     """Head line, then per hit ``[pN] Title (dN)`` and its best sentence (indented)."""
-    terms = query_terms(seg.query)
+    terms = query_terms_of(seg.query)
     lines = [seg.head]
     for hit in seg.hits:
         lines.append(f"[{passage_ref(hit.passage_id)}] {hit.title} ({page_ref(hit.doc_id)})")

@@ -32,6 +32,8 @@ import re
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
+from wikigym.corpora.index import ENGLISH_STOPWORDS
+from wikigym.corpora.passages import split_sentences
 from wikigym.envs.results import PageOutput, SearchOutput, StepOutput, ToolErrorOutput
 from wikigym.eval.agents import tool_call
 from wikigym.tasks.refs import passage_ref
@@ -54,64 +56,10 @@ MONTHS = (
 _DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(m.capitalize() for m in MONTHS) + r") (\d{3,4})\b")
 _YEAR = re.compile(r"\b(\d{3,4})\b")
 _NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+(?:\.\d+)?\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 _CAPS = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'’-]*)*")
 _WORD = re.compile(r"[a-z0-9]+")
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "by",
-        "with",
-        "from",
-        "and",
-        "or",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "been",
-        "did",
-        "does",
-        "do",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "where",
-        "when",
-        "how",
-        "many",
-        "much",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-        "as",
-        "into",
-        "than",
-        "then",
-        "there",
-        "their",
-        "his",
-        "her",
-        "he",
-        "she",
-        "they",
-    ]
-)
+STOPWORDS: frozenset[str] = frozenset(ENGLISH_STOPWORDS)  # the one list (the index's)
 
 # Question words -> phrases that state the relation in prose (plain English knowledge).
 CUES: dict[str, tuple[str, ...]] = {
@@ -422,7 +370,7 @@ def best_value(page: PageView, hop: Hop) -> tuple[str, int] | None:
     best: tuple[int, int, int, str, int] | None = None  # (-score, -quality, order, value, pid)
     order = 0
     for pid, text in page.passages:
-        for sentence in _SENTENCE.split(text.replace("\n", ". ")):
+        for sentence in split_sentences(text.replace("\n", ". ")):
             order += 1
             low = sentence.lower()
             hits = [m.start() for c in hop.cues if (m := _cue_pattern(c).search(low))]
