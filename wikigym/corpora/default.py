@@ -6,11 +6,11 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
 from wikigym.corpora.sources import open_build_source
+from wikigym.corpora.staging import clean_stale_siblings, make_sibling
 from wikigym.errors import BuildError
 
 DEFAULT_ARTICLES = 3000
@@ -51,7 +51,8 @@ def build_world_snapshot(
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.world-", dir=out.parent))
+    clean_stale_siblings(out.parent)
+    work = make_sibling(out, "world")
     try:
         generate_world(WorldConfig(articles=articles, seed=seed), work)
         source = open_build_source(work, "world")
