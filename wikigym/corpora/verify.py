@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from wikigym.corpora.index import DOC_ORDER_PASSAGE_ID, IndexConfig, IndexLayout, read_layout
 from wikigym.corpora.manifest import (
+    FORMAT_VERSION,
     INDEX_DIR,
     MAX_SKIPPED_NAMED,
     TABLE_FILES,
@@ -53,8 +54,20 @@ INFORMATIONAL: tuple[str, ...] = (
     "skipped[].reason",
     "skipped[].source",
 )
-REQUIRED = ("format_version", "snapshot_id", "content_config", "counts", "tables", "files")
-OPTIONAL = ("file_sizes", "package_version", "build_config", "sources", "skipped", "index_layout")
+FIELDS = (
+    "build_config",
+    "content_config",
+    "counts",
+    "file_sizes",
+    "files",
+    "format_version",
+    "index_layout",
+    "package_version",
+    "skipped",
+    "snapshot_id",
+    "sources",
+    "tables",
+)
 COUNT_KEYS = (
     "articles",
     "facts",
@@ -171,10 +184,13 @@ def observe(root: Path, full: bool) -> Observed:
 def check_structure(manifest: dict[str, Any]) -> list[str]:
     """Fields, types and the cross-field rules that need no file; one line per problem."""
     out: list[str] = []
-    for key in REQUIRED:
+    version = manifest.get("format_version")
+    if "format_version" in manifest and (type(version) is not int or version != FORMAT_VERSION):
+        out.append(f"format_version: expected {FORMAT_VERSION}, got {version!r}")
+    for key in FIELDS:
         if key not in manifest:
             out.append(f"{key}: missing from the manifest")
-    for key in sorted(set(manifest) - set(REQUIRED) - set(OPTIONAL)):
+    for key in sorted(set(manifest) - set(FIELDS)):
         out.append(f"{key}: not a manifest field")
     sid = manifest.get("snapshot_id")
     if "snapshot_id" in manifest and not (isinstance(sid, str) and _HEX64.match(sid)):
@@ -308,10 +324,9 @@ def _check_build_config(manifest: dict[str, Any]) -> list[str]:
         return []
     if not isinstance(cfg, dict):
         return ["build_config: expected an object"]
-    out = [
-        f"build_config.{k}: not a build setting"
-        for k in sorted(set(cfg) - {"passage_words", "threads", "formats"})
-    ]
+    keys = ("formats", "passage_words", "threads")
+    out = [f"build_config.{k}: missing" for k in keys if k not in cfg]
+    out += [f"build_config.{k}: not a build setting" for k in sorted(set(cfg) - set(keys))]
     if "threads" in cfg and not _is_int(cfg["threads"], 1):
         out.append(f"build_config.threads: expected an int >= 1, got {cfg['threads']!r}")
     content = manifest.get("content_config")
