@@ -467,10 +467,11 @@ def build_snapshot(
     if not sources:
         raise BuildError("no source given: pass at least one dump, folder or corpus file")
     out = Path(out).resolve()
+    if out.parent.is_dir():
+        clean_stale_siblings(out.parent)  # what builds killed here left behind
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_siblings(out.parent)
     report = BuildReport(out=str(out))
     started = time.perf_counter()
     tmp = make_sibling(out, "building")

@@ -48,10 +48,11 @@ def build_world_snapshot(
             f"entity type), got {articles}"
         )
     out = Path(out).resolve()
+    if out.parent.is_dir():
+        clean_stale_siblings(out.parent)  # what builds killed here left behind
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_siblings(out.parent)
     work = make_sibling(out, "world")
     try:
         generate_world(WorldConfig(articles=articles, seed=seed), work)
