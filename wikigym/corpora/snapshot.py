@@ -196,9 +196,11 @@ class Snapshot:
     def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
         """Run a read-only query over the views ``articles``, ``passages``, ``links``, ``facts``.
 
-        DuckDB enforces it: the connection can read the four table files and no other file,
-        its configuration is locked, and only SELECT statements (``DESCRIBE``, ``SHOW``,
-        ``SUMMARIZE`` and ``PRAGMA`` table functions are SELECTs to DuckDB's parser) run.
+        DuckDB enforces it: its file system reaches the four table files and nothing else
+        (``enable_external_access=false`` with ``allowed_paths``), its configuration is
+        locked, and statements that DuckDB's own parser does not type as SELECT are refused
+        (``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` and table-function ``PRAGMA`` are SELECTs;
+        COPY is not, and could otherwise write over an allowed table file).
 
         Raises:
             SnapshotError: A statement other than SELECT (COPY, ATTACH, INSTALL, SET...).

@@ -261,13 +261,24 @@ def _check_counts_shape(counts: object) -> list[str]:
         for k in COUNT_KEYS
         if k in counts and not _is_int(counts[k])
     ]
-    if out:
-        return out
+    return out
+
+
+def _check_count_sums(manifest: dict[str, Any]) -> list[str]:
+    """The build statistics add up, and the skipped pages are named."""
+    counts = manifest["counts"]
+    out = []
     parts = counts["articles"] + counts["redirects"] + counts["pages_skipped"]
     if counts["pages_read"] != parts:
         out.append(
             f"counts.pages_read ({counts['pages_read']}) != counts.articles + counts.redirects "
             f"+ counts.pages_skipped ({parts})"
+        )
+    named = len(manifest["skipped"])
+    if named != min(counts["pages_skipped"], MAX_SKIPPED_NAMED):
+        out.append(
+            f"skipped names {named} pages, counts.pages_skipped says "
+            f"{counts['pages_skipped']} (named up to {MAX_SKIPPED_NAMED})"
         )
     return out
 
@@ -394,14 +405,6 @@ def _check_skipped(manifest: dict[str, Any]) -> list[str]:
             and all(isinstance(v, str) for v in s.values())
         )
     ]
-    counts = manifest.get("counts")
-    if "skipped" in manifest and isinstance(counts, dict) and _is_int(counts.get("pages_skipped")):
-        expected = min(counts["pages_skipped"], MAX_SKIPPED_NAMED)
-        if len(skipped) != expected:
-            out.append(
-                f"skipped names {len(skipped)} pages, counts.pages_skipped says "
-                f"{counts['pages_skipped']} (named up to {MAX_SKIPPED_NAMED})"
-            )
     return out
 
 
@@ -450,6 +453,7 @@ def compare(manifest: dict[str, Any], seen: Observed) -> list[str]:
             for key in DERIVED_COUNTS
             if counts[key] != seen.counts[key]
         ]
+    problems += _check_count_sums(manifest)
     if seen.hashes is not None:
         tables = {name: listed[fname] for name, fname in TABLE_FILES.items()}
         recomputed = compute_snapshot_id(tables, manifest["content_config"])
