@@ -58,6 +58,15 @@ def _behaviour(snap: Snapshot) -> dict[str, Any]:
     }
 
 
+def _tree(root: Path) -> dict[str, tuple[int, str]]:
+    """Mode and sha256 of every file under ``root``."""
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_mode, sha256_file(p))
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
 def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -145,12 +154,21 @@ def test_opens_as_another_user_from_a_read_only_tree(kilt: Path, world_readable_
     snap = shutil.copytree(kilt, world_readable_tmp / "snap")
     for p in [snap, *snap.rglob("*")]:  # chmod -R a-w
         p.chmod(stat.S_IMODE(p.stat().st_mode) & ~0o222)
+    before = _tree(snap)
     got = _run_child(snap, uid=65534)
     assert got.pop("uid") == 65534
     assert got == _expected(Snapshot.open(kilt))
-    assert not list(snap.rglob("*.lock")) or all(
-        p.stat().st_size == 0 for p in snap.rglob("*.lock")
-    )
+    assert _tree(snap) == before  # only read
+
+
+@needs_root
+def test_a_folder_another_user_cannot_enter_is_not_missing(
+    kilt: Path, world_readable_tmp: Path
+) -> None:
+    snap = shutil.copytree(kilt, world_readable_tmp / "snap")
+    snap.chmod(0o700)
+    got = _run_child(snap, uid=65534)
+    assert got["error"] == "SnapshotError" and "permission denied" in got["message"], got
 
 
 @needs_root

@@ -81,6 +81,15 @@ def read_manifest(root: Path) -> dict[str, Any]:
         SnapshotError: The directory has no readable manifest or an unknown format version.
     """
     path = root / MANIFEST
+    try:
+        path.stat()
+    except PermissionError as exc:  # a folder this user may not enter: not "missing"
+        raise SnapshotError(
+            f"cannot read {path}: permission denied; the snapshot's files must be readable "
+            "by this user (ask its owner to run `chmod -R a+rX` on it)"
+        ) from exc
+    except OSError:
+        pass
     if not path.is_file():
         raise SnapshotError(
             f"{root} is not a wikigym snapshot: {MANIFEST} is missing; "
