@@ -28,7 +28,7 @@ from wikigym.corpora.staging import (
     process_start_time,
     stale_siblings,
 )
-from wikigym.corpora.verify import compare, observe
+from wikigym.corpora.verify import INFORMATIONAL, compare, observe
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,14 +204,6 @@ def test_unreadable_files_are_a_permission_error_not_corruption(
 
 
 # ---- the manifest: every behavioural field verified, by name -------------------------------
-INFORMATIONAL_PATHS = (
-    ("package_version",),
-    ("build_config", "threads"),
-    ("sources",),  # names, sizes and sha256 of the input files, extra keys (generator)
-    ("skipped",),  # titles, reasons and source names of skipped pages (their count is checked)
-)
-
-
 def _diff(a: Any, b: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Paths where two JSON values differ (a renamed key gives its old and new path)."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -230,7 +222,7 @@ def _diff(a: Any, b: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 def _informational(path: tuple[Any, ...]) -> bool:
-    return any(path[: len(p)] == p for p in INFORMATIONAL_PATHS)
+    return any(path[: len(p)] == p for p in INFORMATIONAL)
 
 
 def _named(path: tuple[Any, ...], message: str) -> bool:

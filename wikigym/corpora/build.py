@@ -10,7 +10,9 @@ Data flow (bounded memory):
    redirects, links and facts.
 3. DuckDB resolves redirects and link/fact targets out of core and writes the final
    tables in a total order, in fixed row groups (see :mod:`wikigym.corpora.tables`).
-4. Hashes, manifest, and an atomic rename of the temporary sibling directory.
+4. Hashes, manifest, modes by the umask (the snapshot is for every user who may read it),
+   and an atomic rename of the temporary sibling directory. Siblings left by killed builds
+   are removed by the next build (see :mod:`wikigym.corpora.staging`).
 """
 
 from __future__ import annotations

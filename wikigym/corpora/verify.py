@@ -20,7 +20,7 @@ Every manifest field that changes behaviour is verified, and each problem names 
 Informational only (read by nothing, shown by ``corpus info``, checked for type alone):
 ``package_version``, ``build_config.threads``, the names, sizes, sha256 and extra keys of
 ``sources`` (the input files, which the snapshot does not contain), and the titles,
-reasons and source names of ``skipped``. :data:`INFORMATIONAL` lists them.
+reasons and source names of ``skipped``; :data:`INFORMATIONAL` lists them.
 """
 
 from __future__ import annotations
@@ -44,15 +44,14 @@ from wikigym.corpora.manifest import (
 )
 from wikigym.errors import SnapshotError
 
-INFORMATIONAL: tuple[str, ...] = (
-    "package_version",
-    "build_config.threads",
-    "sources[].name",
-    "sources[].files",
-    "sources[].<extra keys>",
-    "skipped[].title",
-    "skipped[].reason",
-    "skipped[].source",
+# Fields (as paths) whose values nothing reads: an edit there is accepted if it keeps the
+# type. Within them, sources[].format (= build_config.formats) and the number of skipped
+# entries (= counts.pages_skipped, up to MAX_SKIPPED_NAMED) are still checked.
+INFORMATIONAL: tuple[tuple[str, ...], ...] = (
+    ("package_version",),
+    ("build_config", "threads"),
+    ("sources",),  # the input files' names, sizes, sha256; extra keys such as the generator
+    ("skipped",),  # the skipped pages' titles, reasons, source names
 )
 FIELDS = (
     "build_config",
