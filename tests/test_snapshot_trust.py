@@ -233,7 +233,7 @@ def _named(path: tuple[Any, ...], message: str) -> bool:
     top = str(path[0])
     if top not in message:
         return False
-    fixed = ("counts", "tables", "index_layout", "build_config")
+    fixed = ("counts", "tables", "index_layout", "build_config", "provenance_sha256")
     if top in fixed and len(path) > 1:
         return f"{top}.{path[1]}" in message or f"{top}: " in message
     return True
@@ -264,31 +264,30 @@ def _one_char_edits(text: str, step: int = 1) -> Iterator[tuple[int, str, dict[s
 def _sweep_manifest(
     snapshot: Snapshot, tmp_path: Path, capsys: pytest.CaptureFixture[str], step: int
 ) -> None:
-    """Flip characters of a real manifest: a full verify refuses every edit of a field that
-    changes behaviour, naming it, and an accepted edit is in an informational field and
-    changes nothing a user sees."""
+    """Flip characters of a real manifest: a full verify refuses every edit that changes a
+    value, naming the field; an edit of an informational field, opened unverified, changes
+    nothing a user sees."""
     copy = shutil.copytree(snapshot.path, tmp_path / "snap")
     text = (copy / "manifest.json").read_text(encoding="utf-8")
     base = json.loads(text)
     seen = observe(copy, full=True)  # the files do not change; the manifest does
     assert compare(base, seen) == []
-    accepted: list[str] = []
     refused: list[tuple[str, dict[str, Any]]] = []
+    informational: list[str] = []
     for i, edited, value in _one_char_edits(text, step):
         paths = _diff(base, value)
         problems = compare(value, seen)
-        if problems:
-            refused.append((edited, value))
-            message = "; ".join(problems)
-            assert all(_named(p, message) for p in paths), (text[max(0, i - 40) : i + 40], message)
-        else:
-            assert all(_informational(p) for p in paths), (paths, text[max(0, i - 40) : i + 40])
-            accepted.append(edited)
-    assert len(refused) > 10 * len(accepted) > 0  # the sweep reached every part of the file
+        message = "; ".join(problems)
+        assert problems, ("accepted", paths, text[max(0, i - 40) : i + 40])
+        assert all(_named(p, message) for p in paths), (text[max(0, i - 40) : i + 40], message)
+        refused.append((edited, value))
+        if all(_informational(p) for p in paths):
+            informational.append(edited)
+    assert len(refused) > 1000 and informational  # the sweep reached every part of the file
     reference = _behaviour(snapshot)
-    for edited in accepted[:: max(1, len(accepted) // 10)]:
+    for edited in informational[:: max(1, len(informational) // 10)]:
         (copy / "manifest.json").write_text(edited, encoding="utf-8")
-        assert _behaviour(Snapshot.open(copy, verify="full")) == reference
+        assert _behaviour(Snapshot.open(copy, verify="none")) == reference
     # The real entry points (open, `corpus verify`) agree with compare() and name the field.
     for edited, value in refused[:: max(1, len(refused) // 15)]:
         (copy / "manifest.json").write_text(edited, encoding="utf-8")
@@ -298,10 +297,10 @@ def _sweep_manifest(
         assert cli(["corpus", "verify", str(copy)]) == 1
         err = capsys.readouterr().err
         assert all(_named(p, err) for p in _diff(base, value)), err
-    print(f"one-char edits: {len(refused) + len(accepted)}, refused {len(refused)}")
+    print(f"one-char edits: {len(refused)}, all refused; {len(informational)} informational")
 
 
-def test_manifest_edits_are_refused_by_name_or_neutral(
+def test_every_manifest_edit_is_refused_by_name(
     enwiki_snapshot: Snapshot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every 7th character of the enwiki manifest (redirects, links, facts, skipped pages)."""

@@ -40,6 +40,7 @@ from wikigym.corpora.manifest import (
     compute_snapshot_id,
     file_sizes,
     hash_files,
+    provenance_sha256,
     write_manifest,
 )
 from wikigym.corpora.pagebuild import (
@@ -542,6 +543,7 @@ def build_snapshot(
             "files": files,
             "file_sizes": file_sizes(tmp),
         }
+        manifest["provenance_sha256"] = provenance_sha256(manifest)
         write_manifest(tmp, manifest)
         apply_modes(tmp)
         _install(tmp, out, overwrite)

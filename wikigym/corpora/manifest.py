@@ -69,6 +69,24 @@ def compute_snapshot_id(table_hashes: dict[str, str], content_config: dict[str, 
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+# Fields that nothing reads (the record of how a snapshot was built). Their sha256 is kept
+# in the manifest, so `corpus verify` also reports an edit there; not in snapshot_id, which
+# must not depend on thread counts or the package version.
+PROVENANCE_FIELDS = ("build_config", "package_version", "skipped", "sources")
+
+
+def provenance_sha256(manifest: dict[str, Any]) -> dict[str, str]:
+    """sha256 of each provenance field of ``manifest`` (canonical JSON), by field."""
+    return {
+        key: hashlib.sha256(
+            json.dumps(
+                manifest.get(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        ).hexdigest()
+        for key in PROVENANCE_FIELDS
+    }
+
+
 def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     (root / MANIFEST).write_text(text, encoding="utf-8")

@@ -17,10 +17,14 @@ Every manifest field that changes behaviour is verified, and each problem names 
 - ``build_config.passage_words`` equals the content config's, ``build_config.formats``
   the sources' formats.
 
-Informational only (read by nothing, shown by ``corpus info``, checked for type alone):
-``package_version``, ``build_config.threads``, the names, sizes, sha256 and extra keys of
-``sources`` (the input files, which the snapshot does not contain), and the titles,
-reasons and source names of ``skipped``; :data:`INFORMATIONAL` lists them.
+- ``provenance_sha256``: the sha256 of each of ``build_config``, ``package_version``,
+  ``skipped`` and ``sources``, the record of how the snapshot was built (every check).
+
+Informational (read by nothing, shown by ``corpus info``): ``package_version``,
+``build_config.threads``, the names, sizes, sha256 and extra keys of ``sources`` (the
+input files, which the snapshot does not contain), and the titles, reasons and source
+names of ``skipped``; :data:`INFORMATIONAL` lists them. They change no behaviour, and an
+edit there is still reported, through ``provenance_sha256``.
 """
 
 from __future__ import annotations
@@ -37,16 +41,17 @@ from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
     MAX_SKIPPED_NAMED,
+    PROVENANCE_FIELDS,
     TABLE_FILES,
     compute_snapshot_id,
     file_sizes,
     hash_files,
+    provenance_sha256,
 )
 from wikigym.errors import SnapshotError
 
-# Fields (as paths) whose values nothing reads: an edit there is accepted if it keeps the
-# type. Within them, sources[].format (= build_config.formats) and the number of skipped
-# entries (= counts.pages_skipped, up to MAX_SKIPPED_NAMED) are still checked.
+# Fields (as paths) whose values nothing reads: they change no behaviour. An edit there is
+# still reported (as provenance_sha256, which covers them; types are checked too).
 INFORMATIONAL: tuple[tuple[str, ...], ...] = (
     ("package_version",),
     ("build_config", "threads"),
@@ -62,6 +67,7 @@ FIELDS = (
     "format_version",
     "index_layout",
     "package_version",
+    "provenance_sha256",
     "skipped",
     "snapshot_id",
     "sources",
@@ -194,6 +200,7 @@ def check_structure(manifest: dict[str, Any]) -> list[str]:
     sid = manifest.get("snapshot_id")
     if "snapshot_id" in manifest and not (isinstance(sid, str) and _HEX64.match(sid)):
         out.append(f"snapshot_id: expected 64 hex digits, got {sid!r}")
+    out += _check_provenance_shape(manifest.get("provenance_sha256", {}))
     if "package_version" in manifest and not isinstance(manifest["package_version"], str):
         out.append("package_version: expected a string")
     out += _check_content_config(manifest.get("content_config"))
@@ -407,6 +414,22 @@ def _check_skipped(manifest: dict[str, Any]) -> list[str]:
     return out
 
 
+def _check_provenance_shape(recorded: object) -> list[str]:
+    if not isinstance(recorded, dict):
+        return ["provenance_sha256: expected an object"]
+    out = [f"provenance_sha256.{k}: missing" for k in PROVENANCE_FIELDS if k not in recorded]
+    out += [
+        f"provenance_sha256.{k}: not a provenance field"
+        for k in sorted(set(recorded) - set(PROVENANCE_FIELDS))
+    ]
+    out += [
+        f"provenance_sha256.{k}: expected 64 hex digits, got {v!r}"
+        for k, v in sorted(recorded.items())
+        if not (isinstance(v, str) and _HEX64.match(v))
+    ]
+    return out
+
+
 def _check_layout_shape(layout: object) -> list[str]:
     if not isinstance(layout, dict) or set(layout) != {"segments", "doc_order"}:
         return [f"index_layout: expected {{segments, doc_order}}, got {layout!r}"]
@@ -453,6 +476,13 @@ def compare(manifest: dict[str, Any], seen: Observed) -> list[str]:
             if counts[key] != seen.counts[key]
         ]
     problems += _check_count_sums(manifest)
+    recorded = manifest["provenance_sha256"]
+    problems += [
+        f"{key}: edited since the build (sha256 {digest[:12]}..., "
+        f"provenance_sha256.{key} {recorded[key][:12]}...)"
+        for key, digest in provenance_sha256(manifest).items()
+        if digest != recorded[key]
+    ]
     if seen.hashes is not None:
         tables = {name: listed[fname] for name, fname in TABLE_FILES.items()}
         recomputed = compute_snapshot_id(tables, manifest["content_config"])
