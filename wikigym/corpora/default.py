@@ -9,9 +9,11 @@ import shutil
 from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
+from wikigym.corpora.manifest import read_manifest
 from wikigym.corpora.sources import open_build_source
 from wikigym.corpora.staging import clean_stale_siblings, make_sibling
-from wikigym.errors import BuildError
+from wikigym.corpora.verify import FIELDS
+from wikigym.errors import BuildError, SnapshotError
 
 DEFAULT_ARTICLES = 3000
 DEFAULT_SEED = 0
@@ -79,14 +81,28 @@ def default_snapshot_path() -> Path:
 
 
 def ensure_default_snapshot(progress: bool = True) -> Path:
-    """Build the default snapshot into the cache unless it is there; return its path."""
+    """Build the default snapshot into the cache unless it is there; return its path.
+
+    A cached default whose manifest lacks a field this version verifies (it was built by
+    an older wikigym with the same settings) is rebuilt in place: same content, same id.
+    """
     path = default_snapshot_path()
-    if (path / "manifest.json").is_file():
+    if _current(path):
         return path
     try:
-        build_world_snapshot(DEFAULT_ARTICLES, DEFAULT_SEED, path, progress=progress)
+        build_world_snapshot(
+            DEFAULT_ARTICLES, DEFAULT_SEED, path, overwrite=path.exists(), progress=progress
+        )
     except BuildError:
         # Another process may have finished the same build first; its result is identical.
-        if not (path / "manifest.json").is_file():
+        if not _current(path):
             raise
     return path
+
+
+def _current(path: Path) -> bool:
+    """A snapshot is in ``path`` with every manifest field this version verifies."""
+    try:
+        return set(FIELDS) <= set(read_manifest(path))
+    except SnapshotError:
+        return False
