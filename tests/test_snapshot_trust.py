@@ -528,3 +528,41 @@ def test_cached_default_from_an_older_manifest_is_rebuilt(
     assert default.ensure_default_snapshot(progress=False) == path
     assert Snapshot.open(path, verify="full").snapshot_id == first
     assert _hidden(path.parent) == []
+
+
+_HOLD = """
+import os, sys, time
+from wikigym.corpora import Snapshot
+import wikigym.corpora.verify, duckdb, tantivy, pyarrow.parquet
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+s = Snapshot.open(sys.argv[1])
+print(s._searcher._opened.shadow, flush=True)
+if sys.argv[2] == "hold":
+    time.sleep(600)
+"""
+
+
+@needs_root
+def test_private_index_folders_of_killed_readers_are_removed(
+    kilt: Path, world_readable_tmp: Path
+) -> None:
+    snap = shutil.copytree(kilt, world_readable_tmp / "snap")
+    tmp = world_readable_tmp / "tmp"
+    tmp.mkdir()
+    tmp.chmod(0o1777)
+    env = {**_child_env(), "TMPDIR": str(tmp)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(snap), "hold"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None
+    shadow = Path(holder.stdout.readline().strip())
+    assert shadow.parent == tmp and shadow.is_dir()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert shadow.is_dir()  # a killed reader cannot clean up
+    done = subprocess.run(
+        [sys.executable, "-c", _HOLD, str(snap), "exit"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not shadow.exists()
+    assert list(tmp.iterdir()) == []  # the second reader removed its own folder at exit

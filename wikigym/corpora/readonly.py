@@ -17,7 +17,10 @@ from typing import NoReturn
 
 import tantivy
 
+from wikigym.corpora.staging import clean_stale_owned, make_owned_dir
 from wikigym.errors import SnapshotError
+
+SHADOW_PREFIX = "wikigym-index-"
 
 
 class ReadOnlyIndex:
@@ -41,8 +44,10 @@ class ReadOnlyIndex:
         except ValueError as exc:
             if "Lockfile" not in str(exc):  # the folder is read-only: go through a private one
                 _raise_unreadable(path, exc)
+        tmp = Path(tempfile.gettempdir())
+        clean_stale_owned(tmp, SHADOW_PREFIX)  # left by processes killed with an index open
         try:
-            shadow = Path(tempfile.mkdtemp(prefix="wikigym-index-"))
+            shadow = make_owned_dir(tmp, SHADOW_PREFIX)
         except OSError as exc:
             raise SnapshotError(
                 f"{path} is read-only and no private folder could be made to open it "

@@ -7,6 +7,8 @@ owner: a tag of this host and PID namespace, the owner's PID and the owner's sta
 (clock ticks since boot, from ``/proc``, so a reused PID is not taken for the owner). The
 next build in the same folder removes the siblings whose owner is gone and leaves alone
 the ones of a live process, or of another host or PID namespace (it cannot tell those).
+The private folders through which a read-only index is opened
+(:mod:`wikigym.corpora.readonly`) carry the same owner tag and are cleaned the same way.
 
 A finished snapshot is data for every user who can read it: :func:`apply_modes` gives its
 files ``0666`` and its folders ``0777`` less the process umask (Tantivy writes some index
@@ -24,10 +26,8 @@ import tempfile
 from pathlib import Path
 
 KINDS = ("building", "world", "old")
-_NAME = re.compile(
-    r"^\.(?P<out>.+)\.(?P<kind>building|world|old)-(?P<tag>[0-9a-f]{8})-(?P<pid>\d+)-"
-    r"(?P<start>\d+)-[A-Za-z0-9_]+$"
-)
+_OWNER = r"(?P<tag>[0-9a-f]{8})-(?P<pid>\d+)-(?P<start>\d+)-[A-Za-z0-9_]+$"
+_SIBLING = re.compile(r"^\..+\.(?:building|world|old)-" + _OWNER)
 
 
 def process_start_time(pid: int) -> int | None:
@@ -36,7 +36,7 @@ def process_start_time(pid: int) -> int | None:
     Returns 0 where ``/proc`` is not available but the process exists.
     """
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return None
     except OSError:
@@ -65,13 +65,17 @@ def host_tag() -> str:
     return hashlib.sha256(f"{socket.gethostname()}\0{pidns}".encode()).hexdigest()[:8]
 
 
+def owner_token() -> str:
+    """``TAG-PID-START-``: this process, as the name of a folder it owns records it."""
+    pid = os.getpid()
+    return f"{host_tag()}-{pid}-{process_start_time(pid) or 0}-"
+
+
 def owner_prefix(out: Path, kind: str) -> str:
     """The name prefix of a ``kind`` sibling of ``out`` owned by this process."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    pid = os.getpid()
-    start = process_start_time(pid) or 0
-    return f".{out.name}.{kind}-{host_tag()}-{pid}-{start}-"
+    return f".{out.name}.{kind}-{owner_token()}"
 
 
 def make_sibling(out: Path, kind: str) -> Path:
@@ -84,13 +88,17 @@ def sibling_name(out: Path, kind: str) -> Path:
     return out.parent / (owner_prefix(out, kind) + os.urandom(6).hex())
 
 
+def make_owned_dir(parent: Path, prefix: str) -> Path:
+    """Create an owner-tagged folder ``PREFIX + TAG-PID-START-random`` in ``parent``."""
+    return Path(tempfile.mkdtemp(prefix=prefix + owner_token(), dir=parent))
+
+
 def _owner_alive(pid: int, start: int) -> bool:
     now = process_start_time(pid)
     return now is not None and (start == 0 or now == 0 or now == start)
 
 
-def stale_siblings(parent: Path) -> list[Path]:
-    """Owner-tagged build folders in ``parent`` whose owner process is gone (sorted)."""
+def _stale(parent: Path, pattern: re.Pattern[str]) -> list[Path]:
     tag = host_tag()
     found = []
     try:
@@ -98,7 +106,7 @@ def stale_siblings(parent: Path) -> list[Path]:
     except OSError:
         return []
     for name in names:
-        m = _NAME.match(name)
+        m = pattern.match(name)
         if m is None or m["tag"] != tag:
             continue
         path = parent / name
@@ -109,6 +117,11 @@ def stale_siblings(parent: Path) -> list[Path]:
     return found
 
 
+def stale_siblings(parent: Path) -> list[Path]:
+    """Owner-tagged build folders in ``parent`` whose owner process is gone (sorted)."""
+    return _stale(parent, _SIBLING)
+
+
 def clean_stale_siblings(parent: Path) -> list[Path]:
     """Remove the build folders in ``parent`` left by killed builds; return them."""
     removed = stale_siblings(parent)
@@ -117,10 +130,18 @@ def clean_stale_siblings(parent: Path) -> list[Path]:
     return removed
 
 
+def clean_stale_owned(parent: Path, prefix: str) -> list[Path]:
+    """Remove the folders made by :func:`make_owned_dir` whose owner is gone; return them."""
+    removed = _stale(parent, re.compile("^" + re.escape(prefix) + _OWNER))
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
+
+
 def current_umask() -> int:
     """The process umask, read without changing it where ``/proc`` allows."""
     try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
     except OSError:
