@@ -294,7 +294,7 @@ def test_corruption_detected(snaps: tuple[Snapshot, Snapshot], tmp_path: Path, c
     assert cli(["corpus", "verify", str(copy)]) == 1
     assert "passages.parquet" in capsys.readouterr().err
     (copy / "links.parquet").unlink()
-    with pytest.raises(SnapshotCorruptedError, match=r"missing: links\.parquet"):
+    with pytest.raises(SnapshotCorruptedError, match=r"files\[links\.parquet\]: missing"):
         Snapshot.open(copy, verify="sizes")
     with pytest.raises(SnapshotError, match=r"manifest\.json is missing"):
         Snapshot.open(tmp_path)

@@ -10,7 +10,9 @@ Data flow (bounded memory):
    redirects, links and facts.
 3. DuckDB resolves redirects and link/fact targets out of core and writes the final
    tables in a total order, in fixed row groups (see :mod:`wikigym.corpora.tables`).
-4. Hashes, manifest, and an atomic rename of the temporary sibling directory.
+4. Hashes, manifest, modes by the umask (the snapshot is for every user who may read it),
+   and an atomic rename of the temporary sibling directory. Siblings left by killed builds
+   are removed by the next build (see :mod:`wikigym.corpora.staging`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
+    MAX_SKIPPED_NAMED,
     TABLE_FILES,
     compute_snapshot_id,
     file_sizes,
     hash_files,
+    provenance_sha256,
     write_manifest,
 )
 from wikigym.corpora.pagebuild import (
@@ -48,6 +52,7 @@ from wikigym.corpora.pagebuild import (
 )
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.corpora.sources import BuildSource
+from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
 from wikigym.corpora.tables import (
     ARTICLES,
     ARTICLES_STAGE,
@@ -59,11 +64,11 @@ from wikigym.corpora.tables import (
     REDIRECTS_STAGE,
     TableWriter,
 )
+from wikigym.corpora.verify import count_rows
 from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
 from wikigym.version import __version__
 
-MAX_SKIPPED_NAMED = 10_000
 # Small row groups keep point look-ups cheap (see wikigym.corpora.lookup); their sizes are
 # fixed so the files' bytes depend on the rows alone.
 ARTICLE_GROUP_ROWS = 1024
@@ -330,15 +335,19 @@ class _Assembler:
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
     """Resolve redirects and link/fact targets with DuckDB; write the final tables."""
     stage = tmp / "stage"
-    con = duckdb.connect(config={"threads": max(1, config.threads)})
+    # Settings and paths go in as values (config, relation API), never into SQL text: a
+    # quote in the output path must not change what the queries read.
+    con = duckdb.connect(
+        config={
+            "threads": max(1, config.threads),
+            "memory_limit": config.duckdb_memory,
+            "temp_directory": str(stage / "duckdb"),
+            "preserve_insertion_order": True,
+        }
+    )
     try:
-        con.execute(f"SET memory_limit='{config.duckdb_memory}'")
-        con.execute(f"SET temp_directory='{stage / 'duckdb'}'")
-        con.execute("SET preserve_insertion_order=true")
         for name in ("articles", "redirects", "links", "facts"):
-            con.execute(
-                f"CREATE VIEW s_{name} AS SELECT * FROM read_parquet('{stage / (name + '.parquet')}')"
-            )
+            con.read_parquet(str(stage / f"{name}.parquet")).create_view(f"s_{name}")
         # One row per redirect title that is not also an article; duplicate redirect
         # titles keep the smallest target so the result does not depend on input order.
         con.execute(
@@ -409,22 +418,10 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
             for batch in reader:
                 writer.append_batch(batch)
             writer.close()
-        row = con.execute(
-            f"SELECT count(*) FROM read_parquet('{tmp / TABLE_FILES['links']}') "
-            "WHERE target_doc_id IS NOT NULL"
-        ).fetchone()
-        report.links_resolved = int(row[0]) if row else 0
+        report.links_resolved = count_rows(tmp / TABLE_FILES["links"]).resolved
     finally:
         con.close()
     shutil.rmtree(stage)
-
-
-def _tmp_sibling(out: Path) -> Path:
-    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    return tmp
 
 
 def _install(tmp: Path, out: Path, overwrite: bool) -> None:
@@ -432,7 +429,7 @@ def _install(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         if not overwrite:
             raise BuildError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        old = sibling_name(out, "old")
         os.replace(out, old)
         os.replace(tmp, out)
         shutil.rmtree(old, ignore_errors=True)
@@ -473,12 +470,14 @@ def build_snapshot(
     if not sources:
         raise BuildError("no source given: pass at least one dump, folder or corpus file")
     out = Path(out).resolve()
+    if out.parent.is_dir():
+        clean_stale_siblings(out.parent)  # what builds killed here left behind
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
     report = BuildReport(out=str(out))
     started = time.perf_counter()
-    tmp = _tmp_sibling(out)
+    tmp = make_sibling(out, "building")
     workers = None
     try:
         if config.threads > 1:
@@ -544,7 +543,9 @@ def build_snapshot(
             "files": files,
             "file_sizes": file_sizes(tmp),
         }
+        manifest["provenance_sha256"] = provenance_sha256(manifest)
         write_manifest(tmp, manifest)
+        apply_modes(tmp)
         _install(tmp, out, overwrite)
     except BaseException:
         if workers is not None:

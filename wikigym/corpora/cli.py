@@ -143,10 +143,21 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
+
     from wikigym.corpora.snapshot import Snapshot
 
     snap = Snapshot.open(args.snapshot)
-    table = snap.sql(args.query)
+    try:
+        table = snap.sql(args.query)
+    except duckdb.Error as exc:
+        # DuckDB's messages run over several lines (the query, a caret): keep the first.
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WikigymError(
+            f"query failed: {first}; the tables are articles, passages, links and facts "
+            '(see `wikigym corpus sql DIR "DESCRIBE articles"`), and the snapshot is '
+            "read-only (no COPY, ATTACH, INSTALL, SET or access to other files)"
+        ) from exc
     if args.json:
         for row in table.to_pylist():
             print(json.dumps(row, ensure_ascii=False, default=str))
@@ -172,15 +183,18 @@ def format_table(columns: list[str], rows: list[dict[str, object]], width: int =
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from wikigym.corpora.manifest import read_manifest, verify_files
+    from wikigym.corpora.manifest import read_manifest
+    from wikigym.corpora.verify import verify_snapshot
 
+    if not args.snapshot.is_dir():
+        raise WikigymError(f"snapshot directory {args.snapshot} does not exist")
     manifest = read_manifest(args.snapshot)
-    problems = verify_files(args.snapshot, manifest)
+    problems = verify_snapshot(args.snapshot, manifest, full=True)
     if problems:
         for line in problems:
             print(line, file=sys.stderr)
         raise SnapshotCorruptedError(
-            f"{args.snapshot}: {len(problems)} file(s) differ from the manifest: "
+            f"{args.snapshot}: {len(problems)} problem(s) against the manifest: "
             + "; ".join(problems[:5])
         )
     print(f"ok: {len(manifest.get('files', {}))} files match snapshot {manifest['snapshot_id']}")

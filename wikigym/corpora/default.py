@@ -6,12 +6,14 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
+from wikigym.corpora.manifest import read_manifest
 from wikigym.corpora.sources import open_build_source
-from wikigym.errors import BuildError
+from wikigym.corpora.staging import clean_stale_siblings, make_sibling
+from wikigym.corpora.verify import FIELDS
+from wikigym.errors import BuildError, SnapshotError
 
 DEFAULT_ARTICLES = 3000
 DEFAULT_SEED = 0
@@ -48,10 +50,12 @@ def build_world_snapshot(
             f"entity type), got {articles}"
         )
     out = Path(out).resolve()
+    if out.parent.is_dir():
+        clean_stale_siblings(out.parent)  # what builds killed here left behind
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.world-", dir=out.parent))
+    work = make_sibling(out, "world")
     try:
         generate_world(WorldConfig(articles=articles, seed=seed), work)
         source = open_build_source(work, "world")
@@ -77,14 +81,28 @@ def default_snapshot_path() -> Path:
 
 
 def ensure_default_snapshot(progress: bool = True) -> Path:
-    """Build the default snapshot into the cache unless it is there; return its path."""
+    """Build the default snapshot into the cache unless it is there; return its path.
+
+    A cached default whose manifest lacks a field this version verifies (it was built by
+    an older wikigym with the same settings) is rebuilt in place: same content, same id.
+    """
     path = default_snapshot_path()
-    if (path / "manifest.json").is_file():
+    if _current(path):
         return path
     try:
-        build_world_snapshot(DEFAULT_ARTICLES, DEFAULT_SEED, path, progress=progress)
+        build_world_snapshot(
+            DEFAULT_ARTICLES, DEFAULT_SEED, path, overwrite=path.exists(), progress=progress
+        )
     except BuildError:
         # Another process may have finished the same build first; its result is identical.
-        if not (path / "manifest.json").is_file():
+        if not _current(path):
             raise
     return path
+
+
+def _current(path: Path) -> bool:
+    """A snapshot is in ``path`` with every manifest field this version verifies."""
+    try:
+        return set(FIELDS) <= set(read_manifest(path))
+    except SnapshotError:
+        return False

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import tantivy
 
+from wikigym.corpora.readonly import ReadOnlyIndex
+
 TOKENIZER = "en_stem"
 # Lucene's EnglishAnalyzer stop set (also bm25s's "en" list and Pyserini's default).
 ENGLISH_STOPWORDS: tuple[str, ...] = (
@@ -194,7 +196,8 @@ class PassageIndexWriter:
 
 def read_layout(path: Path) -> IndexLayout:
     """Inspect an index: its segment count and whether docs are in passage_id order."""
-    searcher = tantivy.Index.open(str(path)).searcher()
+    opened = ReadOnlyIndex(path)  # alive until the scan is done
+    searcher = opened.index.searcher()
     segments = searcher.num_segments
     ordered = segments == 1
     previous = -1
@@ -241,7 +244,8 @@ class PassageSearcher:
 
     def __init__(self, path: Path, config: IndexConfig, doc_order: str | None = None) -> None:
         self.config = config
-        self.index = tantivy.Index.open(str(path))
+        self._opened = ReadOnlyIndex(path)  # keeps a read-only mount's private folder alive
+        self.index = self._opened.index
         config.register(self.index)
         self._stopwords = frozenset(config.stopwords)
         self.searcher = self.index.searcher()

@@ -47,6 +47,11 @@ class SortedTableReader:
         self._cache_groups = cache_groups
         self._lock = threading.Lock()
 
+    @property
+    def num_rows(self) -> int:
+        """Rows of the whole file (from its footer)."""
+        return int(self._file.metadata.num_rows)
+
     def _group(self, i: int) -> tuple[pa.Table, np.ndarray]:
         with self._lock:
             cached = self._cache.get(i)

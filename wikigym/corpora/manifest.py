@@ -1,4 +1,7 @@
-"""Snapshot manifest: file hashes, row counts, build config and the content id."""
+"""Snapshot manifest: file hashes, row counts, build config and the content id.
+
+Checking a manifest against its files is :mod:`wikigym.corpora.verify`.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ TABLE_FILES = {
     "facts": "facts.parquet",
 }
 INDEX_DIR = "index"
+MAX_SKIPPED_NAMED = 10_000  # skipped pages named in the manifest (all are counted)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
@@ -65,6 +69,24 @@ def compute_snapshot_id(table_hashes: dict[str, str], content_config: dict[str, 
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+# Fields that nothing reads (the record of how a snapshot was built). Their sha256 is kept
+# in the manifest, so `corpus verify` also reports an edit there; not in snapshot_id, which
+# must not depend on thread counts or the package version.
+PROVENANCE_FIELDS = ("build_config", "package_version", "skipped", "sources")
+
+
+def provenance_sha256(manifest: dict[str, Any]) -> dict[str, str]:
+    """sha256 of each provenance field of ``manifest`` (canonical JSON), by field."""
+    return {
+        key: hashlib.sha256(
+            json.dumps(
+                manifest.get(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            ).encode()
+        ).hexdigest()
+        for key in PROVENANCE_FIELDS
+    }
+
+
 def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     (root / MANIFEST).write_text(text, encoding="utf-8")
@@ -77,6 +99,15 @@ def read_manifest(root: Path) -> dict[str, Any]:
         SnapshotError: The directory has no readable manifest or an unknown format version.
     """
     path = root / MANIFEST
+    try:
+        path.stat()
+    except PermissionError as exc:  # a folder this user may not enter: not "missing"
+        raise SnapshotError(
+            f"cannot read {path}: permission denied; the snapshot's files must be readable "
+            "by this user (ask its owner to run `chmod -R a+rX` on it)"
+        ) from exc
+    except OSError:
+        pass
     if not path.is_file():
         raise SnapshotError(
             f"{root} is not a wikigym snapshot: {MANIFEST} is missing; "
@@ -84,11 +115,17 @@ def read_manifest(root: Path) -> dict[str, Any]:
         )
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
+    except PermissionError as exc:
+        raise SnapshotError(
+            f"cannot read {path}: permission denied; the snapshot's files must be readable "
+            "by this user (ask its owner to run `chmod -R a+rX` on it)"
+        ) from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SnapshotCorruptedError(
             f"{path} is not valid JSON ({exc}); rebuild the snapshot"
         ) from exc
-    if not isinstance(manifest, dict) or manifest.get("format_version") != FORMAT_VERSION:
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if type(version) is not int or version != FORMAT_VERSION:
         got = (
             manifest.get("format_version")
             if isinstance(manifest, dict)
@@ -99,41 +136,3 @@ def read_manifest(root: Path) -> dict[str, Any]:
             "rebuild the snapshot with this wikigym version"
         )
     return manifest
-
-
-def verify_sizes(root: Path, manifest: dict[str, Any]) -> list[str]:
-    """Cheap check: every file present with its recorded size."""
-    expected: dict[str, int] = manifest.get("file_sizes", {})
-    actual = file_sizes(root)
-    problems = [f"missing: {rel}" for rel in sorted(set(expected) - set(actual))]
-    problems += [
-        f"changed: {rel} ({actual[rel]} bytes, manifest {size})"
-        for rel, size in sorted(expected.items())
-        if rel in actual and actual[rel] != size
-    ]
-    problems += [f"unexpected: {rel}" for rel in sorted(set(actual) - set(expected))]
-    return problems
-
-
-def verify_files(root: Path, manifest: dict[str, Any]) -> list[str]:
-    """Recompute every hash; return one line per missing, changed or unexpected file."""
-    expected: dict[str, str] = manifest.get("files", {})
-    problems: list[str] = []
-    actual = hash_files(root)
-    for rel, digest in sorted(expected.items()):
-        if rel not in actual:
-            problems.append(f"missing: {rel}")
-        elif actual[rel] != digest:
-            problems.append(
-                f"changed: {rel} (sha256 {actual[rel][:12]}..., manifest {digest[:12]}...)"
-            )
-    for rel in sorted(set(actual) - set(expected)):
-        problems.append(f"unexpected: {rel}")
-    table_hashes = {name: expected.get(fname, "") for name, fname in TABLE_FILES.items()}
-    if not problems:
-        recomputed = compute_snapshot_id(table_hashes, manifest.get("content_config", {}))
-        if recomputed != manifest.get("snapshot_id"):
-            problems.append(
-                f"snapshot_id does not match the file hashes (recomputed {recomputed[:12]}...)"
-            )
-    return problems

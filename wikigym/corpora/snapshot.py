@@ -17,18 +17,14 @@ import pyarrow as pa
 
 from wikigym.corpora.index import Hit, IndexConfig, PassageSearcher
 from wikigym.corpora.lookup import SortedTableReader
-from wikigym.corpora.manifest import (
-    INDEX_DIR,
-    TABLE_FILES,
-    read_manifest,
-    verify_files,
-    verify_sizes,
-)
+from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES, read_manifest
 from wikigym.corpora.titles import normalize_title, title_key
+from wikigym.corpora.verify import verify_snapshot
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
 FULL_VERIFY_MAX_BYTES = 128 * 1024 * 1024
 Verify = Literal["auto", "full", "sizes", "none"]
+READ_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,19 +99,22 @@ class Snapshot:
             self.index_config = IndexConfig.from_dict(index_cfg)
         except ValueError as exc:
             raise SnapshotCorruptedError(f"{path / 'manifest.json'}: {exc}") from exc
+        layout = manifest.get("index_layout", {})
         try:
             self._searcher = PassageSearcher(
-                path / INDEX_DIR,
-                self.index_config,
-                doc_order=manifest.get("index_layout", {}).get("doc_order"),
+                path / INDEX_DIR, self.index_config, doc_order=layout.get("doc_order")
             )
         except ValueError as exc:
             raise SnapshotCorruptedError(
                 f"{path / INDEX_DIR}: cannot open the index ({exc})"
             ) from exc
-        self._db = duckdb.connect(config={"threads": 1})
-        for name, fname in TABLE_FILES.items():
-            self._db.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path / fname}')")
+        segments = self._searcher.searcher.num_segments
+        if "segments" in layout and layout["segments"] != segments:
+            raise SnapshotCorruptedError(
+                f"snapshot {path} does not match its manifest: index_layout.segments: "
+                f"manifest {layout['segments']!r}, the index has {segments}; rebuild it"
+            )
+        self._db = _read_only_db(path)
         self._articles = SortedTableReader(
             path / TABLE_FILES["articles"],
             "doc_id",
@@ -162,12 +161,9 @@ class Snapshot:
         manifest = read_manifest(path)
         if verify != "none":
             sizes = manifest.get("file_sizes", {})
-            problems = verify_sizes(path, manifest)
-            full = verify == "full" or (
-                verify == "auto" and sum(sizes.values()) <= FULL_VERIFY_MAX_BYTES
-            )
-            if not problems and full:
-                problems = verify_files(path, manifest)
+            total = sum(sizes.values()) if isinstance(sizes, dict) else 0
+            full = verify == "full" or (verify == "auto" and total <= FULL_VERIFY_MAX_BYTES)
+            problems = verify_snapshot(path, manifest, full=full)
             if problems:
                 raise SnapshotCorruptedError(
                     f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
@@ -198,8 +194,27 @@ class Snapshot:
         return cur
 
     def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
-        """Run SQL over the views ``articles``, ``passages``, ``links``, ``facts``."""
-        return self._cursor().execute(query, params or []).to_arrow_table()
+        """Run a read-only query over the views ``articles``, ``passages``, ``links``, ``facts``.
+
+        DuckDB enforces it: its file system reaches the four table files and nothing else
+        (``enable_external_access=false`` with ``allowed_paths``), its configuration is
+        locked, and statements that DuckDB's own parser does not type as SELECT are refused
+        (``DESCRIBE``, ``SHOW``, ``SUMMARIZE`` and table-function ``PRAGMA`` are SELECTs;
+        COPY is not, and could otherwise write over an allowed table file).
+
+        Raises:
+            SnapshotError: A statement other than SELECT (COPY, ATTACH, INSTALL, SET...).
+            duckdb.Error: The query fails (syntax, unknown column, refused file access).
+        """
+        cur = self._cursor()
+        for statement in cur.extract_statements(query):
+            if statement.type not in READ_STATEMENTS:
+                kind = statement.type.name
+                raise SnapshotError(
+                    f"snapshot SQL is read-only: a {kind} statement was refused; "
+                    "run SELECT queries over articles, passages, links and facts"
+                )
+        return cur.execute(query, params or []).to_arrow_table()
 
     def _load_titles(self) -> tuple[dict[str, int], dict[str, int]]:
         with self._lock:
@@ -317,17 +332,38 @@ class Snapshot:
 
     @property
     def num_passages(self) -> int:
-        return int(self.manifest["counts"]["passages"])
+        """Rows of the passages table (read from the table, not from the manifest)."""
+        return self._passages_by_id.num_rows
 
     @property
     def num_articles(self) -> int:
-        return int(self.manifest["counts"]["articles"])
+        """Rows of the articles table (read from the table, not from the manifest)."""
+        return self._articles.num_rows
 
     def close(self) -> None:
         self._db.close()
 
     def __repr__(self) -> str:
         return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
+
+
+def _read_only_db(path: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the four tables as views, that can read nothing else.
+
+    Paths reach DuckDB as values (the relation API, a parameter), never as SQL text.
+    """
+    files = [str((path / fname).resolve()) for fname in TABLE_FILES.values()]
+    db = duckdb.connect(config={"threads": 1})
+    try:
+        db.execute("SET allowed_paths = ?", [files])
+        for name, fname in TABLE_FILES.items():
+            db.read_parquet(str((path / fname).resolve())).create_view(name)
+        db.execute("SET enable_external_access = false")
+        db.execute("SET lock_configuration = true")
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 __all__ = ["Hit", "Page", "PageLink", "PagePassage", "PageSection", "Passage", "Snapshot"]

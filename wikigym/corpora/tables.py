@@ -7,6 +7,7 @@ vector sizes). That is what lets ``snapshot_id`` hash files instead of rows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -111,7 +112,7 @@ class TableWriter:
         if self._column_rows >= 8192:
             self._move_columns()
 
-    def extend(self, *columns: list[object]) -> None:
+    def extend(self, *columns: Sequence[object]) -> None:
         """Append several rows given column-wise (one list per column, in schema order)."""
         n = len(columns[0])
         for name, values in zip(self.schema.names, columns, strict=True):
