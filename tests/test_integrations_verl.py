@@ -105,7 +105,15 @@ def test_registered_by_name() -> None:
 
 
 def test_episodes_reward_and_mask(tokenizer: Any, tmp_path: Path) -> None:
-    tasks = list(gym.make("WikiSearch-v0", python="off").unwrapped.tasks)[:3]
+    env_kwargs = {"python": "off", "max_steps": 12}
+    data = wverl.verl_dataset(tmp_path / "train.parquet", n=3, **env_kwargs)
+    # The rows as verl's RLHFDataset hands them to the agent loop.
+    dataset = RLHFDataset(
+        str(data),
+        tokenizer,
+        OmegaConf.create({"max_prompt_length": 4096, "cache_dir": str(tmp_path)}),
+    )
+    tasks = list(gym.make("WikiSearch-v0", **env_kwargs).unwrapped.tasks)[:3]
     wrong = {tasks[2].task_id}
     server = FakeTokenServer(tokenizer, tasks, wrong)
     # The documented config-file form: name, _target_ and the env's arguments.
@@ -117,10 +125,11 @@ def test_episodes_reward_and_mask(tokenizer: Any, tmp_path: Path) -> None:
         "  env_kwargs: {python: 'off', max_steps: 12}\n"
     )
     (entry,) = OmegaConf.load(config_file)
-    for task in tasks:
-        row = {"raw_prompt": [], "extra_info": {"task_id": task.task_id, "seed": 0}}
+    for i, task in enumerate(tasks):
+        row = dataset[i]
+        assert row["agent_name"] == "wikigym" and row["extra_info"]["task_id"] == task.task_id
         out = play(entry, tokenizer, server, {"temperature": 1.0}, **row)
-        assert len(server.replies) == tasks.index(task) + 1  # one request id per sample
+        assert len(server.replies) == i + 1  # one request id per sample
         replies = list(server.replies.values())[-1]
         assert out.extra_fields["wikigym_task_id"] == task.task_id
         if task.task_id in wrong:
@@ -139,6 +148,7 @@ def test_episodes_reward_and_mask(tokenizer: Any, tmp_path: Path) -> None:
         assert out.response_logprobs is not None
         assert len(out.response_logprobs) == len(out.response_ids)
         assert "Question:" in tokenizer.decode(out.prompt_ids)
+        assert out.as_dict()["response_mask"].shape == (len(out.response_ids),)
 
 
 def test_registry_entry_builds_with_defaults_for_calc(tokenizer: Any) -> None:

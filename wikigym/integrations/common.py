@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -106,3 +107,27 @@ def reset_row(env: gym.Env[str, str], task_id: str | None, seed: int | None) -> 
     """Reset ``env`` for one row: the named task (WikiSearch-v0) with ``seed``."""
     options = {"task_id": task_id} if task_id is not None else None
     return env.reset(seed=None if seed is None else int(seed), options=options)
+
+
+def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> Path:
+    """Write dataset rows as Parquet at ``path``, atomically (a temp sibling, renamed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    tmp.replace(path)
+    return path
+
+
+def ids_of(env: gym.Env[str, str]) -> dict[str, str | None]:
+    """The snapshot and TaskSet ids of an env (None for Calc-v0)."""
+    base = env.unwrapped
+    snapshot = getattr(base, "snapshot", None)
+    tasks = getattr(base, "tasks", None)
+    return {
+        "snapshot_id": None if snapshot is None else snapshot.snapshot_id,
+        "taskset_id": None if tasks is None else tasks.taskset_id,
+    }

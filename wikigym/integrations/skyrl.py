@@ -17,9 +17,11 @@ from typing import Any
 from wikigym.integrations.common import (
     DEFAULT_ENV_ID,
     episode_rows,
+    ids_of,
     make_env,
     plain,
     reset_row,
+    write_rows,
 )
 
 try:
@@ -105,7 +107,7 @@ def skyrl_rows(
     SkyRL's ``PromptDataset`` reads (``prompt``, ``env_class``) and what lands in ``extras``
     (``task_id``, ``seed``, ``reward_spec``, ``data_source``, ``extra_info``)."""
     env = make_env(env_id, **config)
-    base = env.unwrapped
+    ids = ids_of(env)
     source = f"wikigym/{env_id}"
     out = []
     for row in episode_rows(env, n=n, seed=seed):
@@ -117,11 +119,7 @@ def skyrl_rows(
                 "task_id": row.task_id,
                 "seed": row.seed,
                 "reward_spec": {"method": "env", "ground_truth": list(row.golds)},
-                "extra_info": {
-                    "level": row.level,
-                    "taskset_id": getattr(getattr(base, "tasks", None), "taskset_id", None),
-                    "snapshot_id": getattr(getattr(base, "snapshot", None), "snapshot_id", None),
-                },
+                "extra_info": {"level": row.level, **ids},
             }
         )
     env.close()
@@ -138,15 +136,7 @@ def skyrl_dataset(
 ) -> Path:
     """Write :func:`skyrl_rows` as Parquet at ``path`` (atomically) for SkyRL's
     ``data.train_data``; ``config`` must be the ``env_config`` the trainer will use."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(pa.Table.from_pylist(skyrl_rows(env_id, n=n, seed=seed, **config)), tmp)
-    tmp.replace(path)
-    return path
+    return write_rows(path, skyrl_rows(env_id, n=n, seed=seed, **config))
 
 
 def register() -> None:

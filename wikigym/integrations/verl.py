@@ -12,10 +12,19 @@ needs no reward function. The env is named in the agent-loop config (see
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-from wikigym.integrations.common import DEFAULT_ENV_ID, make_env, plain, reset_row
+from wikigym.integrations.common import (
+    DEFAULT_ENV_ID,
+    episode_rows,
+    ids_of,
+    make_env,
+    plain,
+    reset_row,
+    write_rows,
+)
 
 try:
     from verl.experimental.agent_loop.agent_loop import (
@@ -127,4 +136,47 @@ class WikigymAgentLoop(AgentLoopBase):
         )
 
 
-__all__ = ["AGENT_NAME", "WikigymAgentLoop"]
+def verl_rows(
+    env_id: str = DEFAULT_ENV_ID, *, n: int | None = None, seed: int = 0, **config: Any
+) -> list[dict[str, Any]]:
+    """The rows of a verl dataset (``RLHFDataset``): ``prompt`` (the env's first
+    observation), ``agent_name`` ``"wikigym"``, ``data_source``, ``reward_model`` (the golds,
+    for reference: the reward comes from the env) and ``extra_info`` (``index``,
+    ``task_id``, ``seed``, ids). ``config`` must be the agent loop's env arguments."""
+    env = make_env(env_id, **config)
+    ids = ids_of(env)
+    out = []
+    for i, row in enumerate(episode_rows(env, n=n, seed=seed)):
+        out.append(
+            {
+                "data_source": f"wikigym/{env_id}",
+                "prompt": [{"role": "user", "content": row.prompt}],
+                "agent_name": AGENT_NAME,
+                "ability": "search" if row.task_id is not None else "math",
+                "reward_model": {"style": "env", "ground_truth": list(row.golds)},
+                "extra_info": {
+                    "index": i,
+                    "task_id": row.task_id,
+                    "seed": row.seed,
+                    "level": row.level,
+                    **ids,
+                },
+            }
+        )
+    env.close()
+    return out
+
+
+def verl_dataset(
+    path: str | Path,
+    env_id: str = DEFAULT_ENV_ID,
+    *,
+    n: int | None = None,
+    seed: int = 0,
+    **config: Any,
+) -> Path:
+    """Write :func:`verl_rows` as Parquet at ``path`` (atomically) for ``data.train_files``."""
+    return write_rows(path, verl_rows(env_id, n=n, seed=seed, **config))
+
+
+__all__ = ["AGENT_NAME", "WikigymAgentLoop", "verl_dataset", "verl_rows"]
