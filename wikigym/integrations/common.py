@@ -53,6 +53,8 @@ def env_kwargs(env_id: str, config: Mapping[str, Any]) -> dict[str, Any]:
             f"env_id must be one of {list(ENV_IDS)}, got {env_id!r}; set env_id in the config"
         )
     accepted = set(inspect.signature(_CLASSES[env_id]).parameters)
+    # A None that the env does not take means "not set" (a shared config naming corpus/tasks
+    # for Calc-v0), so it is dropped; any other unknown key is an error.
     kwargs = {k: plain(v) for k, v in config.items() if v is not None or k in accepted}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
