@@ -13,6 +13,7 @@ Install with ``wikigym[verifiers]``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -111,7 +112,9 @@ class WikigymEnv(vf.Env[WikigymEnvConfig]):
         async with agents.player.interaction(task) as interaction:
             segment = await interaction.turn()
             while not segment.terminated:
-                obs, reward, terminated, truncated, last = env.step(segment.last_reply)
+                # Off the event loop: verifiers plays many rollouts on one loop.
+                step = await asyncio.to_thread(env.step, segment.last_reply)
+                obs, reward, terminated, truncated, last = step
                 steps += 1
                 if terminated or truncated:
                     end = "answered" if terminated else "budget_spent"
@@ -124,7 +127,7 @@ class WikigymEnv(vf.Env[WikigymEnvConfig]):
         trace.info["wikigym_steps"] = steps
         trace.info["wikigym_task_id"] = last.get("task_id", info["task_id"])
         trace.info["reward_components"] = dict(last.get("reward_components") or {})
-        trace.info["mask"] = bool(last.get("mask", end != "answered"))
+        trace.info["mask"] = end != "answered"  # no answer: the env's mask, or cut short
 
 
 __all__ = [

@@ -71,14 +71,18 @@ class WikigymAgentLoop(AgentLoopBase):
         """Play the episode of ``row`` (``extra_info.task_id``/``seed``) to its end, the step
         budget, or ``rollout.response_length`` tokens."""
         extra = plain(row.get("extra_info") or {})
-        env = make_env(self.env_id, **self.env_config)
-        obs, _ = reset_row(env, extra.get("task_id"), extra.get("seed"))
+        # The env runs off the event loop: verl plays many samples on one loop.
+        env = await self.loop.run_in_executor(
+            None, lambda: make_env(self.env_id, **self.env_config)
+        )
+        obs, _ = await self.loop.run_in_executor(
+            None, reset_row, env, extra.get("task_id"), extra.get("seed")
+        )
         raw = row.get("raw_prompt")
         messages = plain(list(raw)) if raw is not None and len(raw) else []
         messages = messages or [{"role": "user", "content": obs}]
-        prompt_ids = await self.ct_build_initial_tokens(messages)
-        n_prompt = len(prompt_ids)
-        ids, mask = list(prompt_ids), []
+        ids: list[int] = list(await self.ct_build_initial_tokens(messages))
+        mask: list[int] = []
         logprobs: list[float] = []
         reward, turns, info, end = 0.0, 0, {}, "response_length"
         request_id = uuid4().hex
@@ -99,7 +103,9 @@ class WikigymAgentLoop(AgentLoopBase):
             logprobs = merged_logprobs or []
             ids = list(merged.token_ids)
             text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
-            obs, reward, terminated, truncated, info = env.step(text)
+            obs, reward, terminated, truncated, info = await self.loop.run_in_executor(
+                None, env.step, text
+            )
             if terminated or truncated:
                 end = "answered" if terminated else "budget_spent"
                 break
@@ -114,9 +120,10 @@ class WikigymAgentLoop(AgentLoopBase):
             logprobs = merged_logprobs or []
             ids = list(merged.token_ids)
         env.close()
-        if end != "answered" and end != "budget_spent":
-            end = "response_length" if len(mask) >= self.response_length else "max_turns"
-        masked = bool(info.get("mask", end != "answered"))
+        if end == "response_length" and len(mask) < self.response_length:
+            end = "max_turns"
+        masked = end != "answered"  # no answer: leave it out of the loss (as the env's mask)
+        n_prompt = len(ids) - len(mask)  # as verl's own loops split prompt and response
         return AgentLoopOutput(
             prompt_ids=ids[:n_prompt],
             response_ids=ids[n_prompt:][: self.response_length],
