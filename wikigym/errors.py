@@ -27,6 +27,10 @@ class SnapshotCorruptedError(SnapshotError):
     """A snapshot file does not match the sha256 recorded in its manifest."""
 
 
+class SnapshotMismatchError(SnapshotError):
+    """The snapshot at a path is not the one that was expected there (another snapshot_id)."""
+
+
 class SandboxUnavailableError(WikigymError):
     """Linux namespaces (bubblewrap/unshare) are not usable on this machine."""
 

@@ -343,6 +343,12 @@ class Snapshot:
     def close(self) -> None:
         self._db.close()
 
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        # Pickled by reference: reopened (and checked by id) where it is loaded.
+        from wikigym.corpora.reopen import reduce_snapshot
+
+        return reduce_snapshot(self)
+
     def __repr__(self) -> str:
         return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
 

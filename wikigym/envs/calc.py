@@ -129,6 +129,11 @@ class CalcEnv(gym.Env[str, str]):
     def render(self) -> str | None:
         return self._last if self.render_mode == "ansi" else None
 
+    @property
+    def gold(self) -> str:
+        """The current problem's answer (for dataset exports; never shown to the agent)."""
+        return str(self._answer)
+
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
