@@ -85,9 +85,20 @@ def closed(hotpot: Path, world: Snapshot, tmp_path_factory: pytest.TempPathFacto
 
 
 # ---- HotpotQA without a snapshot ---------------------------------------------------------
+def test_hotpotqa_without_snapshot_is_refused_or_marked(hotpot: Path) -> None:
+    with pytest.raises(TaskSetError, match=r"evidence of 300 of 300 tasks cannot resolve") as exc:
+        import_hotpotqa(hotpot)
+    assert "--corpus DIR" in str(exc.value) and "--allow-unresolved" in str(exc.value)
+    ts, report = import_hotpotqa_report(hotpot, allow_unresolved=True)
+    assert len(report.unresolved_tasks) == 300
+    for t in ts:
+        assert t.oracle == [] and len(t.evidence.unresolved) == len(t.rubric)
+        assert all("no snapshot was given" in u for u in t.evidence.unresolved)
+
+
 def test_hotpotqa_fields(hotpot: Path) -> None:
     rows = hf_rows(hotpot)
-    ts = import_hotpotqa(hotpot)
+    ts = import_hotpotqa(hotpot, allow_unresolved=True)
     assert len(ts) == len(rows) == 300
     assert ts.snapshot_ids() == set()
     for row, t in zip(rows, ts, strict=True):
@@ -117,16 +128,18 @@ def test_hotpotqa_original_layout_json_array(hotpot: Path, world: Snapshot, tmp_
     original = tmp_path / "hotpot_dev_distractor.json"
     original.write_text(json.dumps([to_original(r) for r in rows], indent=1), encoding="utf-8")
     for snapshot in (None, world):
-        a, b = import_hotpotqa(hf, snapshot), import_hotpotqa(original, snapshot)
+        a = import_hotpotqa(hf, snapshot, allow_unresolved=snapshot is None)
+        b = import_hotpotqa(original, snapshot, allow_unresolved=snapshot is None)
         assert [t.canonical_json() for t in a] == [t.canonical_json() for t in b]
         assert a.taskset_id == b.taskset_id
 
 
 def test_hotpotqa_deterministic(hotpot: Path, world: Snapshot, closed: Path) -> None:
-    assert import_hotpotqa(hotpot).taskset_id == import_hotpotqa(hotpot).taskset_id
+    open_ = import_hotpotqa(hotpot, allow_unresolved=True)
+    assert open_.taskset_id == import_hotpotqa(hotpot, allow_unresolved=True).taskset_id
     again = import_hotpotqa(hotpot, world)
     assert again.taskset_id == TaskSet.load(closed).taskset_id
-    assert again.taskset_id != import_hotpotqa(hotpot).taskset_id
+    assert again.taskset_id != open_.taskset_id
 
 
 @pytest.mark.parametrize(
@@ -189,7 +202,10 @@ def test_closed_world_resolves_every_fact(hotpot: Path, world: Snapshot) -> None
             assert entry.text in joined
         cited = [p for r in t.rubric for p in r.passage_ids]
         assert t.evidence.passage_ids == list(dict.fromkeys(cited))
-        answer = t.oracle[-1]
+        # the oracle opens the supporting pages and cites exactly the evidence passages
+        assert t.evidence.unresolved == [] and "unresolved" not in t.canonical_json()
+        *opens, answer = t.oracle
+        assert opens and all(c.name == "open" for c in opens)
         assert answer.name == "answer" and answer.arguments["text"] == t.answer
         assert answer.arguments["citations"] == [f"p{p}" for p in t.evidence.passage_ids]
 
@@ -226,45 +242,70 @@ def test_long_page_and_numeric_title(hotpot: Path, tmp_path: Path) -> None:
         "answer": "1998",
         "type": "bridge",
         "level": "hard",
-        "supporting_facts": [["Long page", 350], ["1998", 1], ["Missing page", 0]],
+        "supporting_facts": [["Long page", 350], ["1998", 1]],
         "context": [["Long page", long_para], ["1998", year]],
     }
     src = tmp_path / "long.json"
     src.write_text(json.dumps([row]), encoding="utf-8")
     snap = build(src, tmp_path / "snap")
     ts, report = import_hotpotqa_report(src, snap)
-    assert report.unresolved_titles == [("long-1", "Missing page")]
-    assert report.unlocated_facts == []
+    assert report.unresolved_titles == report.unlocated_facts == report.unresolved_tasks == []
     task = ts[0]
     opens = [c.arguments for c in task.oracle if c.name == "open"]
     year_doc = snap.sql("SELECT doc_id FROM articles WHERE title = '1998'").column(0)[0].as_py()
     assert opens[-1] == {"page": f"d{year_doc}"}  # "1998" alone would open doc 1998
     assert opens[0]["page"] == "Long page" and opens[0].get("part", 1) > 1
-    assert len(task.rubric) == 2  # the missing page has no sentence text
+    assert len(task.rubric) == 2
     env = WikiSearchEnv(corpus=snap, tasks=ts, python="off", reward="shaped")
     _, info = replay(env, task)
     assert info["reward_components"]["outcome"] == 1.0
     assert info["reward_components"]["citation"] == 1.0
 
 
-def test_out_of_range_sentence_is_reported(hotpot: Path, world: Snapshot, tmp_path: Path) -> None:
+def test_out_of_range_sentence_is_refused_or_marked(
+    hotpot: Path, world: Snapshot, tmp_path: Path
+) -> None:
     row = hf_rows(hotpot)[0]
     row["supporting_facts"]["sent_id"][1] = 99
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    ts, report = import_hotpotqa_report(path, world)
     title = row["supporting_facts"]["title"][1]
     n = len(row["context"]["sentences"][row["context"]["title"].index(title)])
     reason = f"sent_id 99 is out of range ({n} sentences)"
+    with pytest.raises(TaskSetError, match=r"1 of 1 tasks have evidence that does not resolve"):
+        import_hotpotqa(path, world)
+    ts, report = import_hotpotqa_report(path, world, allow_unresolved=True)
     assert report.unlocated_facts == [(row["id"], title, 99, reason)]
     task = ts[0]
     assert len(task.rubric) == 1 and task.rubric[0].entities == [
         row["supporting_facts"]["title"][0]
     ]
-    # the page still resolves and is opened by the oracle, with only the located passage cited
     assert task.evidence.doc_ids == [world.resolve(t) for t in task.evidence.titles]
-    assert [c.name for c in task.oracle] == ["search", "open", "open", "answer"]
-    assert task.oracle[-1].arguments["citations"] == [f"p{p}" for p in task.rubric[0].passage_ids]
+    # half the evidence is not there: no oracle is invented, the task is marked
+    assert task.oracle == [] and task.evidence.unresolved == [f"{title} (sentence 99): {reason}"]
+
+
+def test_missing_page_is_refused_or_marked(hotpot: Path, tmp_path: Path) -> None:
+    row = {
+        "_id": "m-1",
+        "question": "Which page is missing?",
+        "answer": "this one",
+        "supporting_facts": [["Here", 0], ["Missing page", 0]],
+        "context": [["Here", ["Here is a page."]], ["Elsewhere", ["Another page."]]],
+    }
+    src = tmp_path / "m.json"
+    src.write_text(json.dumps([row]), encoding="utf-8")
+    snap = build(src, tmp_path / "snap")
+    with pytest.raises(
+        TaskSetError, match=r"1 supporting titles with no page, 0 sentences not found, e\.g\. m-1"
+    ):
+        import_hotpotqa(src, snap)
+    ts, report = import_hotpotqa_report(src, snap, allow_unresolved=True)
+    assert report.unresolved_titles == [("m-1", "Missing page")]
+    assert ts[0].oracle == [] and ts[0].snapshot_id == snap.snapshot_id
+    assert ts[0].evidence.unresolved == [
+        "Missing page (sentence 0): no page with this title in the snapshot"
+    ]
 
 
 # ---- NQ-open and generic JSONL -----------------------------------------------------------
