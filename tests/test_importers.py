@@ -445,3 +445,111 @@ def test_wikigym_main_wiring(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         == 1
     )
     assert "does not exist" in capsys.readouterr().err
+
+
+# ---- imported tasks against the wrong snapshot (issue 9, item 5) -----------------------------
+def main_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``wikigym ARGV`` in process: exit status, stdout, stderr."""
+    from wikigym.cli import main
+
+    capsys.readouterr()
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_wrong_corpus_import_then_oracle_eval(
+    hotpot: Path, enwiki_snapshot: Snapshot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "wrong.jsonl"
+    argv = ["tasks", "import", "hotpotqa", str(hotpot), "--out", str(out)]
+    status, _, err = main_cli([*argv, "--corpus", str(enwiki_snapshot.path)], capsys)
+    line = one_line(err)
+    assert status == 1 and not out.exists()
+    assert "300 tasks have evidence that does not resolve" in line and "--allow-unresolved" in line
+    status, _, err = main_cli(argv, capsys)  # no corpus at all
+    assert status == 1 and "cannot resolve without a snapshot" in one_line(err)
+
+    status, printed, _ = main_cli(
+        [*argv, "--corpus", str(enwiki_snapshot.path), "--allow-unresolved"], capsys
+    )
+    assert status == 0 and "without reachable evidence (no oracle)" in printed
+    ts = TaskSet.load(out)
+    assert ts.snapshot_ids() == {enwiki_snapshot.snapshot_id}
+    marked = [t for t in ts if t.evidence.unresolved]
+    assert len(marked) > 250
+    assert all(t.oracle == [] for t in marked)  # no oracle is invented
+    assert all(t.oracle and t.oracle[-1].arguments["citations"] for t in ts if t not in marked)
+
+    report = tmp_path / "rep"
+    status, printed, err = main_cli(
+        ["eval", "--tasks", str(out), "--corpus", str(enwiki_snapshot.path), "--agent", "oracle",
+         "--episodes", "12", "--report", str(report), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and "have no oracle" in line and "synth" not in line
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert summary["oracle_failures"] == []
+    assert summary["oracle_missing"] and summary["overall"]["success_rate"] < 1.0
+    ran = summary["overall"]["episodes"]
+    assert summary["overall"]["success_rate"] == (ran - len(summary["oracle_missing"])) / ran
+    md = (report / "report.md").read_text(encoding="utf-8")
+    assert "TASKS WITHOUT AN ORACLE" in md and "synthesizer" not in md
+
+
+def test_tasks_for_another_snapshot_are_refused_up_front(
+    world: Snapshot,
+    closed: Path,
+    enwiki_snapshot: Snapshot,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import gymnasium as gym
+
+    from wikigym.envs.replay import RecordTrajectory, replay
+    from wikigym.tasks.defaults import check_tasks_fit_snapshot
+
+    ids = (world.snapshot_id, enwiki_snapshot.snapshot_id)
+    with pytest.raises(TaskSetError, match=rf"{ids[0]} \(300 of 300 tasks.*{ids[1]}"):
+        gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(closed))
+    status, _, err = main_cli(
+        ["eval", "--tasks", str(closed), "--corpus", str(enwiki_snapshot.path), "--agent",
+         "oracle", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and ids[0] in line and ids[1] in line and "synth" not in line
+    with pytest.raises(TaskSetError, match="the default world"):
+        check_tasks_fit_snapshot(TaskSet.load(closed), enwiki_snapshot, default_world=True)
+
+    # replay: the same check refuses a trajectory pointed at another corpus
+    env = RecordTrajectory(
+        gym.make("WikiSearch-v0", corpus=str(world.path), tasks=str(closed), python="off"),
+        tmp_path / "traj",
+    )
+    task = TaskSet.load(closed)[0]
+    env.reset(seed=0, options={"task_id": task.task_id})
+    for c in task.oracle:
+        env.step(call(c.name, c.arguments))
+    assert env.last_path is not None and replay(env.last_path) == (len(task.oracle), None)
+    lines = [json.loads(x) for x in env.last_path.read_text(encoding="utf-8").splitlines()]
+    lines[0]["env_kwargs"]["corpus"] = str(enwiki_snapshot.path)
+    moved = tmp_path / "moved.jsonl"
+    moved.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    status, _, err = main_cli(["replay", str(moved)], capsys)
+    assert status == 1 and ids[0] in one_line(err) and ids[1] in err
+
+
+def test_closed_world_oracle_eval_succeeds(
+    world: Snapshot, closed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, printed, _ = main_cli(
+        ["eval", "--tasks", str(closed), "--corpus", str(world.path), "--agent", "oracle",
+         "--episodes", "30", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
+    )  # fmt: skip
+    assert status == 0 and "success 1.000" in printed

@@ -152,8 +152,8 @@ def check_tasks_fit_snapshot(taskset: TaskSet, snapshot: Snapshot, *, default_wo
             count = sum(t.snapshot_id in others for t in taskset)
             corpus = "the default world" if default_world else str(snapshot.path)
             raise TaskSetError(
-                f"TaskSet {taskset.name}: {count} of {len(taskset)} tasks (e.g. "
-                f"{task.task_id!r}) were made for snapshot {task.snapshot_id}, but the corpus "
-                f"({corpus}) is snapshot {snapshot.snapshot_id}; pass the corpus they were made "
-                "for (`wikigym corpus info DIR` shows a snapshot's id)"
+                f"TaskSet {taskset.name} was made for snapshot {task.snapshot_id} ({count} of "
+                f"{len(taskset)} tasks, e.g. {task.task_id!r}), but the corpus ({corpus}) is "
+                f"snapshot {snapshot.snapshot_id}; pass the corpus the tasks were made for "
+                "(`wikigym corpus info DIR` shows a snapshot's id)"
             )
