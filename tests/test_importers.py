@@ -553,3 +553,30 @@ def test_closed_world_oracle_eval_succeeds(
          "--episodes", "30", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
     )  # fmt: skip
     assert status == 0 and "success 1.000" in printed
+
+
+def test_oracle_citing_unseen_evidence_is_a_failure(
+    world: Snapshot, closed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An oracle that answers the gold but cites a passage it never opened proves nothing."""
+    ts = TaskSet.load(closed)
+    good, bad = ts[0], ts[1]
+    *opens, answer = bad.oracle
+    shown = {p for t in (bad,) for p in t.evidence.passage_ids}
+    other = next(p for p in ts[2].evidence.passage_ids if p not in shown)
+    cites = {**answer.arguments, "citations": [f"p{other}"]}
+    broken = bad.model_copy(
+        update={"oracle": [*opens, answer.model_copy(update={"arguments": cites})]}
+    )
+    path = TaskSet([good, broken], name="broken").save(tmp_path / "broken.jsonl")
+    report = tmp_path / "rep"
+    status, _, err = main_cli(
+        ["eval", "--tasks", str(path), "--corpus", str(world.path), "--agent", "oracle",
+         "--report", str(report), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and f"oracle failed 1 task(s) ({bad.task_id})" in line
+    assert "wikigym.import/1" in line and "synth" not in line
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert summary["oracle_failures"] == [bad.task_id]
+    assert summary["overall"]["success_rate"] == 1.0  # the answers were right; the proof was not

@@ -67,6 +67,15 @@ def level_stats(records: list[EpisodeRecord]) -> dict[str, Any]:
     }
 
 
+def oracle_failed(record: EpisodeRecord) -> bool:
+    """Whether an oracle episode failed: no success, or a citation of a passage it was never
+    shown or that does not exist (an oracle must show its evidence, not only the answer)."""
+    cited_badly = record.hallucinations.get("citation_unseen", 0) or record.hallucinations.get(
+        "citation_nonexistent", 0
+    )
+    return not record.success or bool(cited_badly)
+
+
 def summarize(run: EvalRun) -> dict[str, Any]:
     """The content of ``summary.json``."""
     levels = ordered_levels(r.level for r in run.records)
@@ -86,7 +95,7 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         # oracle failure, and never as a success.
         missing = set(run.no_oracle)
         summary["oracle_failures"] = [
-            r.task_id for r in run.records if not r.success and r.task_id not in missing
+            r.task_id for r in run.records if oracle_failed(r) and r.task_id not in missing
         ]
         summary["oracle_missing"] = list(run.no_oracle)
     return summary
@@ -176,7 +185,9 @@ def _markdown(summary: dict[str, Any], run: EvalRun) -> str:
         lines.append(f"| {lv} | {counts} |")
     lines += ["", "## Plots", ""]
     lines += [f"![{p[:-4]}]({p})" for p in PLOTS]
-    failed = [r for r in run.records if not r.success]
+    failed = [
+        r for r in run.records if (oracle_failed(r) if run.agent == "oracle" else not r.success)
+    ]
     if run.agent == "oracle" and run.no_oracle:
         lines += [
             "",
