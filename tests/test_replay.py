@@ -315,3 +315,11 @@ def test_cli_flag_reaches_replay_in_a_subprocess(good: Path, tmp_path: Path) -> 
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "not replayable" in proc.stderr
+
+
+def test_recorder_refuses_an_id_replay_would_refuse(
+    enwiki_snapshot: Snapshot, task_file: Path, tmp_path: Path
+) -> None:
+    env = gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(task_file))
+    with pytest.raises(TrajectoryError, match="cannot be replayed"):
+        RecordTrajectory(env, tmp_path, env_id="mymodule:WikiSearch-v0")

@@ -51,6 +51,10 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
                 "this env cannot be replayed from a file: pass corpus/tasks as paths and the "
                 "reward as a preset name (not in-memory objects) to record trajectories"
             )
+        if env_id not in REPLAYABLE_ENV_IDS:
+            raise TrajectoryError(
+                f"env_id {env_id!r} cannot be replayed; record with one of {list(REPLAYABLE_ENV_IDS)}"
+            )
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.env_id = env_id
