@@ -526,6 +526,10 @@ def test_tasks_for_another_snapshot_are_refused_up_front(
     assert status == 1 and ids[0] in line and ids[1] in line and "synth" not in line
     with pytest.raises(TaskSetError, match="the default world"):
         check_tasks_fit_snapshot(TaskSet.load(closed), enwiki_snapshot, default_world=True)
+    from wikigym.trainers.adapter import EnvSpec  # train grpo resolves through the same check
+
+    with pytest.raises(TaskSetError, match=rf"{ids[0]} .*{ids[1]}"):
+        EnvSpec(corpus=str(enwiki_snapshot.path), tasks=str(closed)).make_kwargs()
 
     # replay: the same check refuses a trajectory pointed at another corpus
     env = RecordTrajectory(
