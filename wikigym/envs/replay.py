@@ -86,7 +86,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        obs, raw_reward, terminated, truncated, info = self.env.step(action)
+        reward = float(raw_reward)
         self._lines.append(
             {
                 "action": action,

@@ -137,9 +137,9 @@ def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]
             )
         answer = items[0]
         return answer, [a for a in dict.fromkeys(items[1:]) if a != answer]
-    answer = _text(row, key, where)
-    assert answer is not None
-    return answer, []
+    text = _text(row, key, where)
+    assert text is not None
+    return text, []
 
 
 def _hash_id(prefix: str, question: str, used: dict[str, int]) -> str:
@@ -422,8 +422,8 @@ def _hotpot_task(
             "[[title, [sentences]], ...]"
         )
     context: dict[str, list[str]] = {}
-    for title, sentences in paragraphs:
-        context.setdefault(title.strip(), sentences)
+    for para_title, para_sentences in paragraphs:
+        context.setdefault(para_title.strip(), para_sentences)
     report.tasks += 1
     report.supporting_facts += len(facts)
 
