@@ -483,7 +483,7 @@ def test_wrong_corpus_import_then_oracle_eval(
     ts = TaskSet.load(out)
     assert ts.snapshot_ids() == {enwiki_snapshot.snapshot_id}
     marked = [t for t in ts if t.evidence.unresolved]
-    assert len(marked) > 250
+    assert len(marked) == 300  # 599 of 740 supporting titles have no page in the excerpt
     assert all(t.oracle == [] for t in marked)  # no oracle is invented
     assert all(t.oracle and t.oracle[-1].arguments["citations"] for t in ts if t not in marked)
 

@@ -123,7 +123,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{len(missing)} of the tasks run have no oracle ({shown}): "
             "nothing shows they are solvable on this snapshot (imported questions without "
             "resolved evidence: NQ-open, JSONL, or HotpotQA with --allow-unresolved); the "
-            f"oracle solved every other task; see {args.report / 'report.md'}"
+            f"oracle solved every task that has one; see {args.report / 'report.md'}"
         )
     return 0
 
