@@ -85,9 +85,20 @@ def closed(hotpot: Path, world: Snapshot, tmp_path_factory: pytest.TempPathFacto
 
 
 # ---- HotpotQA without a snapshot ---------------------------------------------------------
+def test_hotpotqa_without_snapshot_is_refused_or_marked(hotpot: Path) -> None:
+    with pytest.raises(TaskSetError, match=r"evidence of 300 of 300 tasks cannot resolve") as exc:
+        import_hotpotqa(hotpot)
+    assert "--corpus DIR" in str(exc.value) and "--allow-unresolved" in str(exc.value)
+    ts, report = import_hotpotqa_report(hotpot, allow_unresolved=True)
+    assert len(report.unresolved_tasks) == 300
+    for t in ts:
+        assert t.oracle == [] and len(t.evidence.unresolved) == len(t.rubric)
+        assert all("no snapshot was given" in u for u in t.evidence.unresolved)
+
+
 def test_hotpotqa_fields(hotpot: Path) -> None:
     rows = hf_rows(hotpot)
-    ts = import_hotpotqa(hotpot)
+    ts = import_hotpotqa(hotpot, allow_unresolved=True)
     assert len(ts) == len(rows) == 300
     assert ts.snapshot_ids() == set()
     for row, t in zip(rows, ts, strict=True):
@@ -117,16 +128,18 @@ def test_hotpotqa_original_layout_json_array(hotpot: Path, world: Snapshot, tmp_
     original = tmp_path / "hotpot_dev_distractor.json"
     original.write_text(json.dumps([to_original(r) for r in rows], indent=1), encoding="utf-8")
     for snapshot in (None, world):
-        a, b = import_hotpotqa(hf, snapshot), import_hotpotqa(original, snapshot)
+        a = import_hotpotqa(hf, snapshot, allow_unresolved=snapshot is None)
+        b = import_hotpotqa(original, snapshot, allow_unresolved=snapshot is None)
         assert [t.canonical_json() for t in a] == [t.canonical_json() for t in b]
         assert a.taskset_id == b.taskset_id
 
 
 def test_hotpotqa_deterministic(hotpot: Path, world: Snapshot, closed: Path) -> None:
-    assert import_hotpotqa(hotpot).taskset_id == import_hotpotqa(hotpot).taskset_id
+    open_ = import_hotpotqa(hotpot, allow_unresolved=True)
+    assert open_.taskset_id == import_hotpotqa(hotpot, allow_unresolved=True).taskset_id
     again = import_hotpotqa(hotpot, world)
     assert again.taskset_id == TaskSet.load(closed).taskset_id
-    assert again.taskset_id != import_hotpotqa(hotpot).taskset_id
+    assert again.taskset_id != open_.taskset_id
 
 
 @pytest.mark.parametrize(
@@ -189,7 +202,10 @@ def test_closed_world_resolves_every_fact(hotpot: Path, world: Snapshot) -> None
             assert entry.text in joined
         cited = [p for r in t.rubric for p in r.passage_ids]
         assert t.evidence.passage_ids == list(dict.fromkeys(cited))
-        answer = t.oracle[-1]
+        # the oracle opens the supporting pages and cites exactly the evidence passages
+        assert t.evidence.unresolved == [] and "unresolved" not in t.canonical_json()
+        *opens, answer = t.oracle
+        assert opens and all(c.name == "open" for c in opens)
         assert answer.name == "answer" and answer.arguments["text"] == t.answer
         assert answer.arguments["citations"] == [f"p{p}" for p in t.evidence.passage_ids]
 
@@ -226,45 +242,70 @@ def test_long_page_and_numeric_title(hotpot: Path, tmp_path: Path) -> None:
         "answer": "1998",
         "type": "bridge",
         "level": "hard",
-        "supporting_facts": [["Long page", 350], ["1998", 1], ["Missing page", 0]],
+        "supporting_facts": [["Long page", 350], ["1998", 1]],
         "context": [["Long page", long_para], ["1998", year]],
     }
     src = tmp_path / "long.json"
     src.write_text(json.dumps([row]), encoding="utf-8")
     snap = build(src, tmp_path / "snap")
     ts, report = import_hotpotqa_report(src, snap)
-    assert report.unresolved_titles == [("long-1", "Missing page")]
-    assert report.unlocated_facts == []
+    assert report.unresolved_titles == report.unlocated_facts == report.unresolved_tasks == []
     task = ts[0]
     opens = [c.arguments for c in task.oracle if c.name == "open"]
     year_doc = snap.sql("SELECT doc_id FROM articles WHERE title = '1998'").column(0)[0].as_py()
     assert opens[-1] == {"page": f"d{year_doc}"}  # "1998" alone would open doc 1998
     assert opens[0]["page"] == "Long page" and opens[0].get("part", 1) > 1
-    assert len(task.rubric) == 2  # the missing page has no sentence text
+    assert len(task.rubric) == 2
     env = WikiSearchEnv(corpus=snap, tasks=ts, python="off", reward="shaped")
     _, info = replay(env, task)
     assert info["reward_components"]["outcome"] == 1.0
     assert info["reward_components"]["citation"] == 1.0
 
 
-def test_out_of_range_sentence_is_reported(hotpot: Path, world: Snapshot, tmp_path: Path) -> None:
+def test_out_of_range_sentence_is_refused_or_marked(
+    hotpot: Path, world: Snapshot, tmp_path: Path
+) -> None:
     row = hf_rows(hotpot)[0]
     row["supporting_facts"]["sent_id"][1] = 99
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    ts, report = import_hotpotqa_report(path, world)
     title = row["supporting_facts"]["title"][1]
     n = len(row["context"]["sentences"][row["context"]["title"].index(title)])
     reason = f"sent_id 99 is out of range ({n} sentences)"
+    with pytest.raises(TaskSetError, match=r"1 of 1 tasks have evidence that does not resolve"):
+        import_hotpotqa(path, world)
+    ts, report = import_hotpotqa_report(path, world, allow_unresolved=True)
     assert report.unlocated_facts == [(row["id"], title, 99, reason)]
     task = ts[0]
     assert len(task.rubric) == 1 and task.rubric[0].entities == [
         row["supporting_facts"]["title"][0]
     ]
-    # the page still resolves and is opened by the oracle, with only the located passage cited
     assert task.evidence.doc_ids == [world.resolve(t) for t in task.evidence.titles]
-    assert [c.name for c in task.oracle] == ["search", "open", "open", "answer"]
-    assert task.oracle[-1].arguments["citations"] == [f"p{p}" for p in task.rubric[0].passage_ids]
+    # half the evidence is not there: no oracle is invented, the task is marked
+    assert task.oracle == [] and task.evidence.unresolved == [f"{title} (sentence 99): {reason}"]
+
+
+def test_missing_page_is_refused_or_marked(hotpot: Path, tmp_path: Path) -> None:
+    row = {
+        "_id": "m-1",
+        "question": "Which page is missing?",
+        "answer": "this one",
+        "supporting_facts": [["Here", 0], ["Missing page", 0]],
+        "context": [["Here", ["Here is a page."]], ["Elsewhere", ["Another page."]]],
+    }
+    src = tmp_path / "m.json"
+    src.write_text(json.dumps([row]), encoding="utf-8")
+    snap = build(src, tmp_path / "snap")
+    with pytest.raises(
+        TaskSetError, match=r"1 supporting titles with no page, 0 sentences not found, e\.g\. m-1"
+    ):
+        import_hotpotqa(src, snap)
+    ts, report = import_hotpotqa_report(src, snap, allow_unresolved=True)
+    assert report.unresolved_titles == [("m-1", "Missing page")]
+    assert ts[0].oracle == [] and ts[0].snapshot_id == snap.snapshot_id
+    assert ts[0].evidence.unresolved == [
+        "Missing page (sentence 0): no page with this title in the snapshot"
+    ]
 
 
 # ---- NQ-open and generic JSONL -----------------------------------------------------------
@@ -404,3 +445,142 @@ def test_wikigym_main_wiring(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         == 1
     )
     assert "does not exist" in capsys.readouterr().err
+
+
+# ---- imported tasks against the wrong snapshot (issue 9, item 5) -----------------------------
+def main_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``wikigym ARGV`` in process: exit status, stdout, stderr."""
+    from wikigym.cli import main
+
+    capsys.readouterr()
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_wrong_corpus_import_then_oracle_eval(
+    hotpot: Path, enwiki_snapshot: Snapshot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "wrong.jsonl"
+    argv = ["tasks", "import", "hotpotqa", str(hotpot), "--out", str(out)]
+    status, _, err = main_cli([*argv, "--corpus", str(enwiki_snapshot.path)], capsys)
+    line = one_line(err)
+    assert status == 1 and not out.exists()
+    assert "300 tasks have evidence that does not resolve" in line and "--allow-unresolved" in line
+    status, _, err = main_cli(argv, capsys)  # no corpus at all
+    assert status == 1 and "cannot resolve without a snapshot" in one_line(err)
+
+    status, printed, _ = main_cli(
+        [*argv, "--corpus", str(enwiki_snapshot.path), "--allow-unresolved"], capsys
+    )
+    assert status == 0 and "without reachable evidence (no oracle)" in printed
+    ts = TaskSet.load(out)
+    assert ts.snapshot_ids() == {enwiki_snapshot.snapshot_id}
+    marked = [t for t in ts if t.evidence.unresolved]
+    assert len(marked) == 300  # 599 of 740 supporting titles have no page in the excerpt
+    assert all(t.oracle == [] for t in marked)  # no oracle is invented
+    assert all(t.oracle and t.oracle[-1].arguments["citations"] for t in ts if t not in marked)
+
+    report = tmp_path / "rep"
+    status, printed, err = main_cli(
+        ["eval", "--tasks", str(out), "--corpus", str(enwiki_snapshot.path), "--agent", "oracle",
+         "--episodes", "12", "--report", str(report), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and "have no oracle" in line and "synth" not in line
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert summary["oracle_failures"] == []
+    assert summary["oracle_missing"] and summary["overall"]["success_rate"] < 1.0
+    ran = summary["overall"]["episodes"]
+    assert summary["overall"]["success_rate"] == (ran - len(summary["oracle_missing"])) / ran
+    md = (report / "report.md").read_text(encoding="utf-8")
+    assert "TASKS WITHOUT AN ORACLE" in md and "synthesizer" not in md
+
+
+def test_tasks_for_another_snapshot_are_refused_up_front(
+    world: Snapshot,
+    closed: Path,
+    enwiki_snapshot: Snapshot,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import gymnasium as gym
+
+    from wikigym.envs.replay import RecordTrajectory, replay
+    from wikigym.tasks.defaults import check_tasks_fit_snapshot
+
+    ids = (world.snapshot_id, enwiki_snapshot.snapshot_id)
+    with pytest.raises(TaskSetError, match=rf"{ids[0]} \(300 of 300 tasks.*{ids[1]}"):
+        gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(closed))
+    status, _, err = main_cli(
+        ["eval", "--tasks", str(closed), "--corpus", str(enwiki_snapshot.path), "--agent",
+         "oracle", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and ids[0] in line and ids[1] in line and "synth" not in line
+    with pytest.raises(TaskSetError, match="the default world"):
+        check_tasks_fit_snapshot(TaskSet.load(closed), enwiki_snapshot, default_world=True)
+    from wikigym.trainers.adapter import EnvSpec  # train grpo resolves through the same check
+
+    with pytest.raises(TaskSetError, match=rf"{ids[0]} .*{ids[1]}"):
+        EnvSpec(corpus=str(enwiki_snapshot.path), tasks=str(closed)).make_kwargs()
+
+    # replay: the same check refuses a trajectory pointed at another corpus
+    env = RecordTrajectory(
+        gym.make("WikiSearch-v0", corpus=str(world.path), tasks=str(closed), python="off"),
+        tmp_path / "traj",
+    )
+    task = TaskSet.load(closed)[0]
+    env.reset(seed=0, options={"task_id": task.task_id})
+    for c in task.oracle:
+        env.step(call(c.name, c.arguments))
+    assert env.last_path is not None and replay(env.last_path) == (len(task.oracle), None)
+    lines = [json.loads(x) for x in env.last_path.read_text(encoding="utf-8").splitlines()]
+    lines[0]["env_kwargs"]["corpus"] = str(enwiki_snapshot.path)
+    moved = tmp_path / "moved.jsonl"
+    moved.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    status, _, err = main_cli(["replay", str(moved)], capsys)
+    assert status == 1 and ids[0] in one_line(err) and ids[1] in err
+
+
+def test_closed_world_oracle_eval_succeeds(
+    world: Snapshot, closed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, printed, _ = main_cli(
+        ["eval", "--tasks", str(closed), "--corpus", str(world.path), "--agent", "oracle",
+         "--episodes", "30", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
+    )  # fmt: skip
+    assert status == 0 and "success 1.000" in printed
+
+
+def test_oracle_citing_unseen_evidence_is_a_failure(
+    world: Snapshot, closed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An oracle that answers the gold but cites a passage it never opened proves nothing."""
+    ts = TaskSet.load(closed)
+    good, bad = ts[0], ts[1]
+    *opens, answer = bad.oracle
+    shown = {p for t in (bad,) for p in t.evidence.passage_ids}
+    other = next(p for p in ts[2].evidence.passage_ids if p not in shown)
+    cites = {**answer.arguments, "citations": [f"p{other}"]}
+    broken = bad.model_copy(
+        update={"oracle": [*opens, answer.model_copy(update={"arguments": cites})]}
+    )
+    path = TaskSet([good, broken], name="broken").save(tmp_path / "broken.jsonl")
+    report = tmp_path / "rep"
+    status, _, err = main_cli(
+        ["eval", "--tasks", str(path), "--corpus", str(world.path), "--agent", "oracle",
+         "--report", str(report), "--quiet"], capsys,
+    )  # fmt: skip
+    line = one_line(err)
+    assert status == 1 and f"oracle failed 1 task(s) ({bad.task_id})" in line
+    assert "wikigym.import/1" in line and "synth" not in line
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert summary["oracle_failures"] == [bad.task_id]
+    assert summary["overall"]["success_rate"] == 1.0  # the answers were right; the proof was not

@@ -37,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="re-run a recorded trajectory; exit 1 at the first divergence"
     )
     r.add_argument("trajectory", type=Path, help="a trajectory .jsonl file (RecordTrajectory)")
+    r.add_argument(
+        "--trust",
+        action="store_true",
+        help="allow a trajectory that asks for python='unsafe' (model code run on this host "
+        "without a sandbox); only for files you made yourself",
+    )
     r.set_defaults(func=cmd_replay)
     return parser
 
@@ -78,7 +84,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from wikigym.envs.replay import replay
 
-    steps, divergence = replay(args.trajectory)
+    steps, divergence = replay(args.trajectory, trust=args.trust)
     if divergence is not None:
         print(divergence.describe(), file=sys.stderr)
         raise WikigymError(

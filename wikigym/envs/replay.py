@@ -4,7 +4,8 @@ A trajectory file is JSON lines: a header (format, env id, the env's JSON argume
 seed, reset options, snapshot_id, taskset_id, the first observation and info), then one
 line per step (action, observation, reward, terminated, truncated, info). Replaying
 re-creates the env from the header, resets it with the same seed and options, feeds the
-same actions and compares every observation, reward, flag and info.
+same actions and compares every observation, reward, flag and info. The file is untrusted
+data: :mod:`wikigym.envs.trajectory_file` validates it and allow-lists the env it asks for.
 """
 
 from __future__ import annotations
@@ -12,14 +13,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any
 
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.trajectory_file import (
+    FORMAT,
+    REPLAYABLE_ENV_IDS,
+    load_header_and_steps,
+    replay_env_args,
+)
 from wikigym.errors import TrajectoryError
-
-FORMAT = "wikigym.trajectory/1"
 
 
 def _plain(value: Any) -> Any:
@@ -45,6 +50,10 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
             raise TrajectoryError(
                 "this env cannot be replayed from a file: pass corpus/tasks as paths and the "
                 "reward as a preset name (not in-memory objects) to record trajectories"
+            )
+        if env_id not in REPLAYABLE_ENV_IDS:
+            raise TrajectoryError(
+                f"env_id {env_id!r} cannot be replayed; record with one of {list(REPLAYABLE_ENV_IDS)}"
             )
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -76,8 +85,9 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         ]
         return obs, info
 
-    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, raw_reward, terminated, truncated, info = self.env.step(action)
+        reward = float(raw_reward)
         self._lines.append(
             {
                 "action": action,
@@ -123,37 +133,77 @@ class Divergence:
 
 
 def load_trajectory(path: str | Path) -> list[dict[str, Any]]:
-    """Read a trajectory file (header first)."""
-    path = Path(path)
-    if not path.is_file():
-        raise TrajectoryError(f"trajectory file {path} does not exist")
-    try:
-        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-    except json.JSONDecodeError as exc:
-        raise TrajectoryError(f"{path}: not JSON lines ({exc})") from exc
-    if not lines or lines[0].get("format") != FORMAT:
-        raise TrajectoryError(f"{path}: expected a header with format {FORMAT!r} on the first line")
-    return lines
+    """Read and validate a trajectory file: the header first, then one dict per step.
+
+    Raises:
+        TrajectoryError: The file is not a well-formed trajectory (line and field named).
+    """
+    header, steps = load_header_and_steps(Path(path))
+    return [header.model_dump(), *(s.model_dump() for s in steps)]
 
 
-def replay(path: str | Path) -> tuple[int, Divergence | None]:
-    """Re-run a recorded trajectory.
+def replay(path: str | Path, *, trust: bool = False) -> tuple[int, Divergence | None]:
+    """Re-run a recorded trajectory and compare every observation, reward, flag and info.
+
+    The file is untrusted data (see :mod:`wikigym.envs.trajectory_file`): only wikigym's env
+    ids and allow-listed arguments are accepted, and ``python="unsafe"`` only with ``trust``.
+
+    Args:
+        path: The trajectory file.
+        trust: Allow a trajectory that asks for ``python="unsafe"`` (model code run on the
+            host without a sandbox). Only for files you made yourself.
 
     Returns:
         ``(steps replayed, first divergence or None)``.
+
+    Raises:
+        TrajectoryError: A malformed or hostile file, an env that is not replayable, a header
+            whose snapshot_id/taskset_id/task_id differ from the replayed env's, steps after
+            the episode ended, or a recording that stops before its episode ended.
     """
-    header, *steps = load_trajectory(path)
-    env = make_env(env_spec(header["env_id"], **header["env_kwargs"])).unwrapped
-    obs, info = env.reset(seed=header["seed"], options=header["options"] or None)
-    if obs != header["observation"]:
-        return 0, Divergence(0, "observation", header["observation"], obs)
-    if _plain(info) != header["info"]:
-        return 0, Divergence(0, "info", header["info"], _plain(info))
-    for i, rec in enumerate(steps, 1):
-        got = env.step(rec["action"])
+    path = Path(path)
+    header, steps = load_header_and_steps(path)
+    kwargs = replay_env_args(header, path, trust=trust)
+    for n, rec in enumerate(steps[:-1], 1):
+        if rec.terminated or rec.truncated:
+            raise TrajectoryError(
+                f"{path}: step {n} ends the episode but {len(steps) - n} more step(s) follow; "
+                "a trajectory holds one episode"
+            )
+    # header.env_id was checked against REPLAYABLE_ENV_IDS: nothing from the file is imported
+    env = make_env(env_spec(REPLAYABLE_ENV_IDS[REPLAYABLE_ENV_IDS.index(header.env_id)], **kwargs))
+    base = env.unwrapped
+    try:
+        _same(path, "snapshot_id", header.snapshot_id, base.snapshot.snapshot_id)  # type: ignore[attr-defined]
+        _same(path, "taskset_id", header.taskset_id, base.tasks.taskset_id)  # type: ignore[attr-defined]
+        options = header.options.model_dump(exclude_none=True) or None
+        obs, info = base.reset(seed=header.seed, options=options)
+        _same(path, "task_id", header.task_id, info["task_id"])
+        if obs != header.observation:
+            return 0, Divergence(0, "observation", header.observation, obs)
+        if _plain(info) != header.info:
+            return 0, Divergence(0, "info", header.info, _plain(info))
         fields = ("observation", "reward", "terminated", "truncated", "info")
-        for name, value in zip(fields, got, strict=True):
-            value = _plain(value)
-            if value != rec[name]:
-                return i, Divergence(i, name, rec[name], value)
+        for i, rec in enumerate(steps, 1):
+            got = base.step(rec.action)
+            for name, value in zip(fields, got, strict=True):
+                value = _plain(value)
+                if value != getattr(rec, name):
+                    return i, Divergence(i, name, getattr(rec, name), value)
+    finally:
+        env.close()
+    if not steps or not (steps[-1].terminated or steps[-1].truncated):
+        raise TrajectoryError(
+            f"{path} is incomplete: the recording stops after step {len(steps)} before the "
+            f"episode ended (no terminated or truncated step); the {len(steps)} recorded "
+            "step(s) matched, the rest of the episode is missing"
+        )
     return len(steps), None
+
+
+def _same(path: Path, field: str, recorded: str, replayed: str) -> None:
+    if recorded != replayed:
+        raise TrajectoryError(
+            f"{path}: the header's {field} is {recorded!r}, but the replayed env's is "
+            f"{replayed!r}; replay it with the corpus and tasks it was recorded on"
+        )

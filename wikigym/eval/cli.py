@@ -55,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Run the evaluation; exit 1 when the oracle fails a task (a synthesizer bug)."""
+    """Run the evaluation; exit 1 when the oracle fails a task or a task has no oracle."""
     from wikigym.eval.factory import make_agent
     from wikigym.eval.report import write_report
     from wikigym.eval.runner import run_eval
@@ -109,10 +109,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
         f"{overall['success_rate']:.3f}; report in {args.report}"
     )
     failures = summary.get("oracle_failures", [])
+    missing = summary.get("oracle_missing", [])
     if failures:
         shown = ", ".join(failures[:5]) + (" ..." if len(failures) > 5 else "")
         raise EvalError(
-            f"the oracle failed {len(failures)} task(s) ({shown}): the synthesizer produced "
-            f"tasks its own oracle cannot solve; see {args.report / 'report.md'}"
+            f"the oracle failed {len(failures)} task(s) ({shown}) made by "
+            f"{_generators(args.tasks, failures)}: their oracle trajectories do not solve them on "
+            f"snapshot {run.snapshot_id[:16]}; see {args.report / 'report.md'}"
+        )
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise EvalError(
+            f"{len(missing)} of the tasks run have no oracle ({shown}): "
+            "nothing shows they are solvable on this snapshot (imported questions without "
+            "resolved evidence: NQ-open, JSONL, or HotpotQA with --allow-unresolved); the "
+            f"oracle solved every task that has one; see {args.report / 'report.md'}"
         )
     return 0
+
+
+def _generators(tasks_file: Path, task_ids: list[str]) -> str:
+    """The generators (synth, an importer, ...) that made the named tasks."""
+    from wikigym.tasks.defaults import shared_taskset
+
+    wanted = set(task_ids)
+    names = {
+        t.generator or "an unnamed generator"
+        for t in shared_taskset(tasks_file)
+        if t.task_id in wanted
+    }
+    return ", ".join(sorted(names))

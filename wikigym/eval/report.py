@@ -67,6 +67,15 @@ def level_stats(records: list[EpisodeRecord]) -> dict[str, Any]:
     }
 
 
+def oracle_failed(record: EpisodeRecord) -> bool:
+    """Whether an oracle episode failed: no success, or a citation of a passage it was never
+    shown or that does not exist (an oracle must show its evidence, not only the answer)."""
+    cited_badly = record.hallucinations.get("citation_unseen", 0) or record.hallucinations.get(
+        "citation_nonexistent", 0
+    )
+    return not record.success or bool(cited_badly)
+
+
 def summarize(run: EvalRun) -> dict[str, Any]:
     """The content of ``summary.json``."""
     levels = ordered_levels(r.level for r in run.records)
@@ -82,7 +91,13 @@ def summarize(run: EvalRun) -> dict[str, Any]:
         "overall": level_stats(run.records),
     }
     if run.agent == "oracle":
-        summary["oracle_failures"] = [r.task_id for r in run.records if not r.success]
+        # A task without an oracle (evidence not reachable) is reported as such, not as an
+        # oracle failure, and never as a success.
+        missing = set(run.no_oracle)
+        summary["oracle_failures"] = [
+            r.task_id for r in run.records if oracle_failed(r) and r.task_id not in missing
+        ]
+        summary["oracle_missing"] = list(run.no_oracle)
     return summary
 
 
@@ -170,14 +185,29 @@ def _markdown(summary: dict[str, Any], run: EvalRun) -> str:
         lines.append(f"| {lv} | {counts} |")
     lines += ["", "## Plots", ""]
     lines += [f"![{p[:-4]}]({p})" for p in PLOTS]
-    failed = [r for r in run.records if not r.success]
+    failed = [
+        r for r in run.records if (oracle_failed(r) if run.agent == "oracle" else not r.success)
+    ]
+    if run.agent == "oracle" and run.no_oracle:
+        lines += [
+            "",
+            f"## TASKS WITHOUT AN ORACLE ({len(run.no_oracle)})",
+            "",
+            "These tasks carry no oracle trajectory (imported questions without resolved "
+            "evidence: NQ-open, JSONL, or HotpotQA with --allow-unresolved): nothing shows "
+            "they can be solved on this snapshot.",
+            "",
+            *(f"- `{task_id}`" for task_id in run.no_oracle),
+        ]
+        failed = [r for r in failed if r.task_id not in set(run.no_oracle)]
     if run.agent == "oracle" and failed:
         lines += [
             "",
-            f"## ORACLE FAILURES ({len(failed)}): synthesizer bugs",
+            f"## ORACLE FAILURES ({len(failed)})",
             "",
             "The oracle replays each task's own trajectory; every failure below means the task's "
-            "oracle, answer or evidence is inconsistent with the snapshot.",
+            "oracle, answer or evidence is inconsistent with the snapshot (a bug of the "
+            "generator or importer that made the task).",
             "",
         ]
     elif failed:

@@ -76,6 +76,7 @@ class EvalRun:
     reward: str
     records: list[EpisodeRecord]
     seconds: float = field(compare=False)
+    no_oracle: tuple[str, ...] = ()  # tasks run that carry no oracle trajectory, in order
 
 
 def choose_tasks(tasks: TaskSet, episodes: int | None, seed: int) -> list[Task]:
@@ -153,7 +154,8 @@ def run_eval(
     privileged = bool(getattr(agent, "privileged", False))
     records: list[EpisodeRecord] = []
     started = time.perf_counter()
-    for index, task in enumerate(choose_tasks(taskset, episodes, seed)):
+    chosen = choose_tasks(taskset, episodes, seed)
+    for index, task in enumerate(chosen):
         t0 = time.perf_counter()
         obs, info = env.reset(seed=seed + index, options={"task_id": task.task_id})
         agent.reset(obs, task if privileged else None)
@@ -203,4 +205,5 @@ def run_eval(
         reward=reward,
         records=records,
         seconds=time.perf_counter() - started,
+        no_oracle=tuple(dict.fromkeys(t.task_id for t in chosen if not t.oracle)),
     )

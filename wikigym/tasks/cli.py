@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--out", required=True, type=Path, help="TaskSet file to write (.jsonl or .parquet)"
     )
     i.add_argument("--corpus", type=Path, default=None, help="snapshot directory (hotpotqa only)")
+    i.add_argument(
+        "--allow-unresolved",
+        action="store_true",
+        help="hotpotqa: import tasks whose evidence does not resolve in --corpus (or with no "
+        "--corpus), marked as unresolved and without oracles, instead of failing",
+    )
     i.set_defaults(func=cmd_import)
 
     n = tsub.add_parser("info", help="count, taskset_id and levels of a TaskSet file")
@@ -53,10 +59,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.suffix not in TASKSET_SUFFIXES:
         raise TaskSetError(f"--out must end in .jsonl or .parquet, got {out.name!r}")
-    if args.corpus is not None and args.format != "hotpotqa":
-        raise TaskSetError(
-            f"--corpus is only used by the hotpotqa importer, not {args.format}; leave it out"
-        )
+    for flag, given in (
+        ("--corpus", args.corpus is not None),
+        ("--allow-unresolved", args.allow_unresolved),
+    ):
+        if given and args.format != "hotpotqa":
+            raise TaskSetError(
+                f"{flag} is only used by the hotpotqa importer, not {args.format}; leave it out"
+            )
     report = None
     if args.format == "hotpotqa":
         snapshot = None
@@ -64,7 +74,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             from wikigym.corpora.snapshot import Snapshot
 
             snapshot = Snapshot.open(args.corpus)
-        taskset, report = importers.import_hotpotqa_report(args.file, snapshot)
+        taskset, report = importers.import_hotpotqa_report(
+            args.file, snapshot, allow_unresolved=args.allow_unresolved
+        )
     elif args.format == "nq-open":
         taskset = importers.import_nq_open(args.file)
     else:
@@ -72,7 +84,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     taskset.save(out)
     print(f"imported {len(taskset)} tasks -> {out}")
     print(f"taskset_id {taskset.taskset_id}")
-    if report is not None and args.corpus is not None:
+    if report is not None:
         print(report.summary())
         problems = [f"{tid}: no page {title!r}" for tid, title in report.unresolved_titles]
         problems += [

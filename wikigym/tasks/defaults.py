@@ -133,10 +133,27 @@ def resolve_resources(
             raise TaskSetError(
                 f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"
             )
-    other = sorted(taskset.snapshot_ids() - {snapshot.snapshot_id})
-    if other:
-        raise TaskSetError(
-            f"TaskSet {taskset.name} was made for snapshot {other[0][:16]}..., but the corpus is "
-            f"{snapshot.snapshot_id[:16]}...; pass the matching corpus or regenerate the tasks"
-        )
+    check_tasks_fit_snapshot(taskset, snapshot, default_world=corpus is None)
     return snapshot, taskset
+
+
+def check_tasks_fit_snapshot(taskset: TaskSet, snapshot: Snapshot, *, default_world: bool) -> None:
+    """Refuse, up front, tasks made for another snapshot than the one they would run on.
+
+    The one check of the task's ``snapshot_id`` against the corpus: the env, eval, the
+    trainers and replay all resolve their resources through :func:`resolve_resources`.
+
+    Raises:
+        TaskSetError: Some task names another snapshot_id (both ids and a task are named).
+    """
+    for task in taskset:
+        if task.snapshot_id and task.snapshot_id != snapshot.snapshot_id:
+            others = sorted(taskset.snapshot_ids() - {snapshot.snapshot_id})
+            count = sum(t.snapshot_id in others for t in taskset)
+            corpus = "the default world" if default_world else str(snapshot.path)
+            raise TaskSetError(
+                f"TaskSet {taskset.name} was made for snapshot {task.snapshot_id} ({count} of "
+                f"{len(taskset)} tasks, e.g. {task.task_id!r}), but the corpus ({corpus}) is "
+                f"snapshot {snapshot.snapshot_id}; pass the corpus the tasks were made for "
+                "(`wikigym corpus info DIR` shows a snapshot's id)"
+            )

@@ -10,9 +10,11 @@ HotpotQA comes in two layouts (both read from JSONL or a JSON array, optionally 
 Given the snapshot built from the same file (``wikigym corpus build FILE --format hotpotqa``,
 the *closed world*: one article per context paragraph), each supporting fact is resolved to
 its article and to the passages that hold the supporting sentence, which gives the rubric
-(one entry per supporting fact) and an oracle trajectory whose citations are exactly those
-passages. Without a snapshot the tasks carry titles and rubric texts only, and run on any
-snapshot that has the pages.
+(one entry per supporting fact) and an oracle trajectory that opens those passages and cites
+exactly them. A task whose evidence does not resolve (a supporting page missing from the
+snapshot, a sentence not found, or no snapshot at all) is an error, unless the caller allows
+it (``allow_unresolved``, ``--allow-unresolved``): then the task carries
+``evidence.unresolved`` and no oracle, since answering the gold would show nothing.
 
 Everything is read and emitted in file order, so importing a file twice gives the same
 ``taskset_id``.
@@ -31,18 +33,17 @@ from wikigym.corpora.readers.hotpotqa import context_paragraphs
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SourceError, TaskSetError
 from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
-from wikigym.tasks.limits import MAX_CITATIONS, MAX_PART, MAX_QUERY_CHARS, MAX_TITLE_CHARS
+from wikigym.tasks.limits import MAX_CITATIONS, MAX_PART, MAX_TITLE_CHARS
 from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
 from wikigym.tasks.taskset import Evidence, OracleCall, RubricEntry, Task, TaskSet
 
 GENERATOR = "wikigym.import/1"
-ORACLE_SEARCH_K = 5
 YES_NO = ("yes", "no")
 
 
 @dataclass
 class ImportReport:
-    """What an import could not resolve (HotpotQA with a snapshot).
+    """What an import could not resolve (HotpotQA).
 
     Attributes:
         tasks: Tasks imported.
@@ -50,20 +51,25 @@ class ImportReport:
         unresolved_titles: ``(task_id, title)`` of supporting titles with no page in the
             snapshot.
         unlocated_facts: ``(task_id, title, sent_id, reason)`` of supporting facts whose
-            sentence was not found (not in the question's context, or not in the page).
+            sentence was not found (not in the question's context, or not in the page), or
+            lies where ``open`` cannot show it.
+        unresolved_tasks: Task ids whose evidence does not fully resolve (no snapshot given,
+            or a problem above): they carry ``evidence.unresolved`` and no oracle.
     """
 
     tasks: int = 0
     supporting_facts: int = 0
     unresolved_titles: list[tuple[str, str]] = field(default_factory=list)
     unlocated_facts: list[tuple[str, str, int, str]] = field(default_factory=list)
+    unresolved_tasks: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line: counts of tasks, facts and problems."""
         return (
             f"{self.tasks} tasks, {self.supporting_facts} supporting facts, "
             f"{len(self.unresolved_titles)} unresolved titles, "
-            f"{len(self.unlocated_facts)} unlocated sentences"
+            f"{len(self.unlocated_facts)} unlocated sentences, "
+            f"{len(self.unresolved_tasks)} tasks without reachable evidence (no oracle)"
         )
 
 
@@ -131,9 +137,9 @@ def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]
             )
         answer = items[0]
         return answer, [a for a in dict.fromkeys(items[1:]) if a != answer]
-    single = _text(row, key, where)
-    assert single is not None
-    return single, []
+    text = _text(row, key, where)
+    assert text is not None
+    return text, []
 
 
 def _hash_id(prefix: str, question: str, used: dict[str, int]) -> str:
@@ -346,13 +352,17 @@ class _ClosedWorld:
         return [pid for pid, s, e, _ in page.passages if s < end and e > start], None
 
     def open_calls(self, doc_id: int, wanted: list[int]) -> list[OracleCall]:
-        """``open`` calls that show the ``wanted`` passages of a page (at least part 1)."""
+        """``open`` calls that show the ``wanted`` passages of a page (see :meth:`shown`)."""
         ref, part_of = self._page_parts(doc_id)
-        parts = sorted({part_of[p] for p in wanted if p in part_of}) or [1]
+        parts = sorted({part_of[p] for p in wanted if p in part_of})
         return [
             OracleCall(name="open", arguments={"page": ref} if n == 1 else {"page": ref, "part": n})
             for n in parts
         ]
+
+    def shown(self, doc_id: int, passage_id: int) -> bool:
+        """Whether some part of the page that ``open`` accepts shows this passage."""
+        return passage_id in self._page_parts(doc_id)[1]
 
     def _page_parts(self, doc_id: int) -> tuple[str, dict[int, int]]:
         """How the oracle names the page, and the ``open`` part of each of its passages.
@@ -412,16 +422,18 @@ def _hotpot_task(
             "[[title, [sentences]], ...]"
         )
     context: dict[str, list[str]] = {}
-    for title, paragraph in paragraphs:
-        context.setdefault(title.strip(), paragraph)
+    for para_title, para_sentences in paragraphs:
+        context.setdefault(para_title.strip(), para_sentences)
     report.tasks += 1
     report.supporting_facts += len(facts)
 
     located: dict[str, _Located] = {}  # per supporting title, in order
     rubric: list[RubricEntry] = []
+    unresolved: list[str] = []  # one "title (sentence N): why" per fact not placed
     for title, sent_id in facts:
         sentences = context.get(title)
         loc = located.get(title)
+        fact = f"{title} (sentence {sent_id})"
         if loc is None:
             loc = located[title] = _Located()
             if world is not None:
@@ -431,10 +443,19 @@ def _hotpot_task(
                 else:
                     loc.title = world.pages[loc.doc_id].title
         pids: list[int] = []
-        if world is not None and loc.doc_id is not None:
+        if world is None:
+            unresolved.append(f"{fact}: no snapshot was given to resolve it in")
+        elif loc.doc_id is None:
+            unresolved.append(f"{fact}: no page with this title in the snapshot")
+        else:
             pids, reason = world.locate(loc.doc_id, sentences, sent_id)
+            if reason is None and not pids:
+                reason = "no passage of the page holds the sentence"
+            if reason is None and not all(world.shown(loc.doc_id, p) for p in pids):
+                reason = "the sentence lies beyond the parts of the page that open shows"
             if reason is not None:
                 report.unlocated_facts.append((task_id, title, sent_id, reason))
+                unresolved.append(f"{fact}: {reason}")
             loc.passage_ids.extend(p for p in pids if p not in loc.passage_ids)
         if sentences is None or not 0 <= sent_id < len(sentences):
             continue  # no sentence text: nothing to put in the rubric
@@ -445,22 +466,25 @@ def _hotpot_task(
                 entities=[loc.title or title],
             )
         )
+    if not facts:
+        unresolved.append("the question has no supporting facts to show its answer")
 
     doc_ids = list(dict.fromkeys(loc.doc_id for loc in located.values() if loc.doc_id is not None))
     passage_ids = list(dict.fromkeys(p for loc in located.values() for p in loc.passage_ids))
+    # The oracle shows that the evidence is reachable: it opens the parts of each supporting
+    # page that hold the supporting sentences and answers citing exactly those passages. A
+    # task with any fact not placed has none: answering the gold would prove nothing.
     oracle: list[OracleCall] = []
-    if world is not None:
-        oracle.append(
-            OracleCall(
-                name="search",
-                arguments={"query": question[:MAX_QUERY_CHARS], "k": ORACLE_SEARCH_K},
-            )
-        )
+    if world is not None and not unresolved and len(passage_ids) <= MAX_CITATIONS:
         for loc in located.values():
-            if loc.doc_id is not None:
-                oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
-        citations = [passage_ref(p) for p in passage_ids[:MAX_CITATIONS]]
+            assert loc.doc_id is not None
+            oracle.extend(world.open_calls(loc.doc_id, loc.passage_ids))
+        citations = [passage_ref(p) for p in passage_ids]
         oracle.append(OracleCall(name="answer", arguments={"text": answer, "citations": citations}))
+    elif world is not None and not unresolved:
+        unresolved.append(f"the evidence has more than {MAX_CITATIONS} passages to cite")
+    if unresolved:
+        report.unresolved_tasks.append(task_id)
     difficulty: dict[str, float | int | str] = {"pages": len(located)}
     kind = row.get("type")
     if isinstance(kind, str) and kind:
@@ -475,6 +499,7 @@ def _hotpot_task(
             doc_ids=doc_ids,
             passage_ids=passage_ids,
             titles=[loc.title or title for title, loc in located.items()],
+            unresolved=unresolved,
         ),
         rubric=rubric,
         oracle=oracle,
@@ -485,13 +510,15 @@ def _hotpot_task(
     )
 
 
-def import_hotpotqa(path: str | Path, snapshot: Snapshot | None = None) -> TaskSet:
+def import_hotpotqa(
+    path: str | Path, snapshot: Snapshot | None = None, *, allow_unresolved: bool = False
+) -> TaskSet:
     """Read HotpotQA questions as a TaskSet; see :func:`import_hotpotqa_report`."""
-    return import_hotpotqa_report(path, snapshot)[0]
+    return import_hotpotqa_report(path, snapshot, allow_unresolved=allow_unresolved)[0]
 
 
 def import_hotpotqa_report(
-    path: str | Path, snapshot: Snapshot | None = None
+    path: str | Path, snapshot: Snapshot | None = None, *, allow_unresolved: bool = False
 ) -> tuple[TaskSet, ImportReport]:
     """Read HotpotQA questions (either layout, JSONL or JSON array) as a TaskSet.
 
@@ -503,17 +530,22 @@ def import_hotpotqa_report(
 
     Args:
         path: The question file.
-        snapshot: The snapshot built from the same file, or None. With it, titles resolve to
-            doc ids and sentences to passage ids (evidence and rubric), an oracle trajectory
-            is added (search the question, open each supporting page, answer citing the
-            supporting passages) and ``snapshot_id`` is set.
+        snapshot: The snapshot built from the same file (the closed world). Titles resolve
+            to doc ids and sentences to passage ids (evidence and rubric), ``snapshot_id`` is
+            set, and each task whose every supporting fact is placed gets an oracle: open the
+            parts of each supporting page that show the supporting passages, answer citing
+            them. None: nothing resolves (only with ``allow_unresolved``).
+        allow_unresolved: Import tasks whose evidence does not resolve in ``snapshot`` (or
+            with no snapshot) instead of failing: they carry ``evidence.unresolved`` (one
+            line per fact not placed) and no oracle.
 
     Returns:
         The TaskSet and a report of the supporting facts that could not be resolved.
 
     Raises:
         TaskSetError: Missing file, bad JSON, or a row without id, question or answer, or
-            with malformed supporting facts or context (the row is named).
+            with malformed supporting facts or context (the row is named); tasks whose
+            evidence does not resolve, without ``allow_unresolved`` (counted, with a remedy).
     """
     path = Path(path)
     world = None
@@ -522,7 +554,37 @@ def import_hotpotqa_report(
         world = _ClosedWorld(snapshot, titles)
     report = ImportReport()
     tasks = [_hotpot_task(row, where, world, report) for where, row in _iter_rows(path)]
-    return _taskset(tasks, f"hotpotqa-{path.stem}", path), report
+    taskset = _taskset(tasks, f"hotpotqa-{path.stem}", path)
+    if report.unresolved_tasks and not allow_unresolved:
+        raise TaskSetError(_unresolved_message(path, snapshot, report))
+    return taskset, report
+
+
+def _unresolved_message(path: Path, snapshot: Snapshot | None, report: ImportReport) -> str:
+    """One line: how many tasks do not resolve, an example, and the two remedies."""
+    remedy = (
+        f"pass the snapshot built from this file (`wikigym corpus build {path} --format "
+        "hotpotqa --out DIR`, then --corpus DIR), or --allow-unresolved (allow_unresolved="
+        "True) to import them marked as unresolved, without oracles"
+    )
+    n, total = len(report.unresolved_tasks), report.tasks
+    if snapshot is None:
+        return (
+            f"{path.name}: the evidence of {n} of {total} tasks cannot resolve without a "
+            f"snapshot; {remedy}"
+        )
+    example = ""
+    if report.unresolved_titles:
+        tid, title = report.unresolved_titles[0]
+        example = f", e.g. {tid}: no page {title[:80]!r}"
+    elif report.unlocated_facts:
+        tid, title, sid, why = report.unlocated_facts[0]
+        example = f", e.g. {tid}: {title[:80]!r} sentence {sid}: {why}"
+    return (
+        f"{path.name}: {n} of {total} tasks have evidence that does not resolve in snapshot "
+        f"{snapshot.path} ({len(report.unresolved_titles)} supporting titles with no page, "
+        f"{len(report.unlocated_facts)} sentences not found{example}); {remedy}"
+    )
 
 
 __all__ = [

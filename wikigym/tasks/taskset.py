@@ -16,7 +16,14 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from wikigym.errors import TaskSetError
 
@@ -35,7 +42,12 @@ class EvidenceFact(BaseModel):
 
 
 class Evidence(BaseModel):
-    """Where the answer comes from: pages, passages and facts."""
+    """Where the answer comes from: pages, passages and facts.
+
+    ``unresolved`` marks an imported task whose source evidence could not be placed in the
+    snapshot (one ``"title (sentence N): why"`` per supporting fact); such a task has no
+    oracle. It is left out of the canonical JSON when empty, so ids of other tasks keep.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -43,6 +55,14 @@ class Evidence(BaseModel):
     passage_ids: list[int] = Field(default_factory=list)
     titles: list[str] = Field(default_factory=list)
     facts: list[EvidenceFact] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_unresolved(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("unresolved"):
+            data.pop("unresolved", None)
+        return data
 
 
 class RubricEntry(BaseModel):

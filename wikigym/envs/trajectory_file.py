@@ -1,0 +1,250 @@
+"""Trajectory files as untrusted data: a bounded reader, a strict schema, an env allow-list.
+
+A trajectory file may come from anywhere, so reading one never runs code, imports a module
+or unlocks an unsafe mode:
+
+- the file is read in bounded pieces (:data:`MAX_FILE_BYTES`, :data:`MAX_LINE_BYTES`); JSON
+  that is truncated, not UTF-8, nested too deep, or holds ``NaN``/``Infinity`` is refused;
+- the header and every step are validated by strict pydantic models (no unknown keys, no
+  ``"5"`` for an integer, no ``true`` for a number);
+- the env is named only by one of :data:`REPLAYABLE_ENV_IDS` (never by an entry point such as
+  ``"module:Env"``, which Gymnasium would import), and its arguments must pass
+  :class:`WikiSearchReplayArgs`, an allow-list of JSON values with checked types and ranges;
+  ``corpus``/``tasks`` are paths of data files, opened as a snapshot and a TaskSet;
+- ``python="unsafe"`` (model code run on the host without a sandbox) is refused unless the
+  caller passes ``trust=True`` (``wikigym replay TRAJ --trust``).
+
+Every problem is a :class:`~wikigym.errors.TrajectoryError` naming the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from wikigym.envs.rewards import PRESETS
+from wikigym.envs.tool_specs import ToolName
+from wikigym.errors import TrajectoryError
+
+FORMAT = "wikigym.trajectory/1"
+REPLAYABLE_ENV_IDS: tuple[str, ...] = ("WikiSearch-v0",)  # Calc-v0 records no trajectories
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a 2M-character action with every character escaped fits
+MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_REPLAY_STEPS = 10_000
+MAX_OBS_CHARS = 2_000_000
+MAX_CALLS_PER_STEP = 64
+MAX_SEED = 2**63 - 1
+
+_SHA256 = r"^[0-9a-f]{64}$"
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class WikiSearchReplayArgs(BaseModel):
+    """The ``WikiSearch-v0`` arguments a trajectory may ask for (what ``spec_kwargs`` holds)."""
+
+    model_config = _STRICT
+
+    corpus: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    tasks: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    max_steps: Annotated[int, Field(ge=1, le=MAX_REPLAY_STEPS)] = 12
+    reward: str = "binary"
+    tool_format: Literal["hermes", "json", "search-r1"] = "hermes"
+    tools: list[str] | None = None
+    max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] = 1
+    python: Literal["auto", "off", "unsafe"] = "auto"
+    max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] = 16_000
+
+    @field_validator("reward")
+    @classmethod
+    def _preset(cls, value: str) -> str:
+        if value not in PRESETS:
+            raise ValueError(f"must be one of the reward presets {list(PRESETS)}")
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: list[str] | None) -> list[str] | None:
+        names = [t.value for t in ToolName]
+        if value is not None and (len(value) > len(names) or not set(value) <= set(names)):
+            raise ValueError(f"must be a list of tool names from {names}")
+        return value
+
+    @field_validator("corpus", "tasks")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:
+            raise ValueError("must be a file system path (no NUL character)")
+        return value
+
+
+class ResetOptions(BaseModel):
+    """The reset options a trajectory may carry."""
+
+    model_config = _STRICT
+
+    task_id: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+
+
+class TrajectoryHeader(BaseModel):
+    """The first line of a trajectory file."""
+
+    model_config = _STRICT
+
+    format: Literal["wikigym.trajectory/1"]
+    env_id: str
+    env_kwargs: dict[str, Any]
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
+    options: ResetOptions
+    snapshot_id: Annotated[str, Field(pattern=_SHA256)]
+    taskset_id: Annotated[str, Field(pattern=_SHA256)]
+    task_id: Annotated[str, Field(min_length=1, max_length=4096)]
+    observation: str
+    info: dict[str, Any]
+
+
+class TrajectoryStep(BaseModel):
+    """One step line of a trajectory file."""
+
+    model_config = _STRICT
+
+    action: str
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_line(raw: bytes, where: str) -> Any:
+    """One JSON value; a :class:`TrajectoryError` for anything that is not plain JSON."""
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError as exc:
+        raise TrajectoryError(
+            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from exc
+    except RecursionError as exc:
+        raise TrajectoryError(f"{where}: JSON nested too deeply to be a trajectory line") from exc
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, integers of > 4300 digits
+        reason = str(exc).split(";")[0]  # drops Python's advice on raising the digit limit
+        raise TrajectoryError(f"{where}: not a JSON line ({reason})") from exc
+
+
+def read_lines(path: Path) -> list[tuple[int, Any]]:
+    """``(line number, JSON value)`` of each non-blank line, read within the size limits.
+
+    Raises:
+        TrajectoryError: Missing or unreadable file, too large, a line too long, bad JSON.
+    """
+    if not path.is_file():
+        raise TrajectoryError(f"trajectory file {path} does not exist (or is not a file)")
+    out: list[tuple[int, Any]] = []
+    total = 0
+    try:
+        with path.open("rb") as f:
+            for number in range(1, MAX_REPLAY_STEPS + 3):
+                raw = f.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    return out
+                total += len(raw)
+                if len(raw) > MAX_LINE_BYTES:
+                    raise TrajectoryError(
+                        f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes; "
+                        "not a trajectory written by wikigym"
+                    )
+                if total > MAX_FILE_BYTES:
+                    raise TrajectoryError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+                if raw.strip():
+                    out.append((number, _json_line(raw, f"{path}:{number}")))
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read trajectory file {path}: {exc.strerror}") from exc
+    raise TrajectoryError(f"{path}: more than {MAX_REPLAY_STEPS} steps")
+
+
+def _validated(model: type[BaseModel], value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise TrajectoryError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(line)"
+        raise TrajectoryError(
+            f"{where}: field {field!r}: {first['msg']}; not a valid {FORMAT} line"
+        ) from exc
+
+
+def load_header_and_steps(path: Path) -> tuple[TrajectoryHeader, list[TrajectoryStep]]:
+    """The validated header and steps of a trajectory file.
+
+    Raises:
+        TrajectoryError: The file is not a well-formed trajectory (line and field named).
+    """
+    lines = read_lines(path)
+    if not lines:
+        raise TrajectoryError(f"{path} is empty; expected a {FORMAT} header on the first line")
+    number, first = lines[0]
+    if not isinstance(first, dict) or first.get("format") != FORMAT:
+        got = first.get("format") if isinstance(first, dict) else type(first).__name__
+        raise TrajectoryError(
+            f"{path}:{number}: expected a header with format {FORMAT!r}, got {str(got)[:80]!r}"
+        )
+    header: TrajectoryHeader = _validated(TrajectoryHeader, first, f"{path}:{number}")
+    steps: list[TrajectoryStep] = [
+        _validated(TrajectoryStep, value, f"{path}:{n}") for n, value in lines[1:]
+    ]
+    return header, steps
+
+
+def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dict[str, Any]:
+    """The checked ``gym.make`` arguments of a trajectory's env.
+
+    Raises:
+        TrajectoryError: An env id that wikigym does not replay, an argument outside the
+            allow-list, or ``python="unsafe"`` without ``trust``.
+    """
+    if header.env_id not in REPLAYABLE_ENV_IDS:
+        raise TrajectoryError(
+            f"{path}: env_id {header.env_id[:80]!r} is not replayable; replay accepts only "
+            f"wikigym's {list(REPLAYABLE_ENV_IDS)} (a file cannot name a module to import)"
+        )
+    accepted = sorted(WikiSearchReplayArgs.model_fields)
+    unknown = sorted(set(header.env_kwargs) - set(accepted))
+    if unknown:
+        raise TrajectoryError(
+            f"{path}: env_kwargs {unknown[0][:80]!r} is not an argument replay accepts "
+            f"(accepted: {', '.join(accepted)})"
+        )
+    args: WikiSearchReplayArgs = _validated(
+        WikiSearchReplayArgs, header.env_kwargs, f"{path}: env_kwargs"
+    )
+    if args.python == "unsafe" and not trust:
+        raise TrajectoryError(
+            f"{path} asks for python='unsafe' (model code run on this host without a sandbox); "
+            "refused: replay it only if you trust the file, with `wikigym replay TRAJ --trust` "
+            "(replay(path, trust=True))"
+        )
+    return args.model_dump()
+
+
+__all__ = [
+    "FORMAT",
+    "MAX_FILE_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_REPLAY_STEPS",
+    "REPLAYABLE_ENV_IDS",
+    "ResetOptions",
+    "TrajectoryHeader",
+    "TrajectoryStep",
+    "WikiSearchReplayArgs",
+    "load_header_and_steps",
+    "read_lines",
+    "replay_env_args",
+]
