@@ -24,16 +24,17 @@ CGROUP_ENV = "WIKIGYM_SANDBOX_CGROUP"
 _counter = itertools.count()
 
 
-def _cgroup2_mount(mountinfo: str) -> str | None:
-    """The first cgroup2 mount point listed in /proc/self/mountinfo text."""
+def _cgroup2_mounts(mountinfo: str) -> list[str]:
+    """The cgroup2 mount points listed in /proc/self/mountinfo text, in its order."""
+    found = []
     for line in mountinfo.splitlines():
         fields = line.split()
         if " - " not in line or len(fields) < 5:
             continue
         fstype = line.split(" - ", 1)[1].split()[0]
         if fstype == "cgroup2":
-            return fields[4].replace("\\040", " ")
-    return None
+            found.append(fields[4].replace("\\040", " "))
+    return found
 
 
 def _own_path(cgroup_text: str) -> str | None:
@@ -71,21 +72,25 @@ def find_parent(explicit: str | None = None) -> tuple[Path | None, str]:
         (folder, reason): folder is None when no group qualifies; reason says which folder is
         used, or why none is.
     """
+    try:
+        mounts = _cgroup2_mounts(Path("/proc/self/mountinfo").read_text())
+        own = _own_path(Path("/proc/self/cgroup").read_text())
+    except OSError as exc:
+        return None, f"cannot read this process's cgroups ({exc.strerror})"
     chosen = explicit or os.environ.get(CGROUP_ENV) or None
     if chosen is not None:
         folder = Path(chosen)
+    elif not mounts or own is None:
+        return None, "this host has no cgroup v2 hierarchy"
     else:
-        try:
-            mount = _cgroup2_mount(Path("/proc/self/mountinfo").read_text())
-            own = _own_path(Path("/proc/self/cgroup").read_text())
-        except OSError as exc:
-            return None, f"cannot read this process's cgroups ({exc.strerror})"
-        if mount is None or own is None:
-            return None, "this host has no cgroup v2 hierarchy"
-        folder = Path(mount, own.lstrip("/"))
+        folder = Path(mounts[0], own.lstrip("/"))
     reason = _qualifies(folder)
     if reason is not None:
         return None, reason
+    # A plain folder with the same file names would take the limits and enforce nothing.
+    real = os.path.realpath(folder)
+    if not any(real == m or real.startswith(m.rstrip("/") + "/") for m in mounts):
+        return None, f"{folder} is not in a cgroup v2 file system"
     return folder, f"cgroup v2 under {folder}"
 
 
