@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -48,6 +49,12 @@ attempt("umount", libc.umount2(b"/tmp", 2))
 attempt("chroot", libc.chroot(b"/tmp"))
 for name in ("bpf", "userfaultfd", "keyctl", "io_uring_setup", "fsopen", "open_tree"):
     attempt(name, libc.syscall(NR[name], 0, 0, 0, 0, 0))
+attempt("ptrace-parent", libc.ptrace(16, os.getppid(), 0, 0))  # PTRACE_ATTACH
+try:
+    open(f"/proc/{os.getppid()}/mem", "rb").close()
+    print("parent-mem 0 0")
+except OSError as exc:
+    print("parent-mem -1", exc.errno)
 # What ordinary code needs still works: fork, threads, a subprocess.
 pid = os.fork()
 if pid == 0:
@@ -78,6 +85,8 @@ def check_escapes_failed(stdout: str) -> None:
     for name in ("userfaultfd", "keyctl", "io_uring_setup", "fsopen", "open_tree"):
         assert results[name] == ["-1", eperm], (name, stdout)
     assert results["clone3"] == ["-1", enosys], stdout
+    assert results["ptrace-parent"] == ["-1", eperm], stdout
+    assert results["parent-mem"][0] == "-1", stdout  # the supervisor's memory is out of reach
     assert results["fork-ok"] == ["7"] and "thread-ok" in results, stdout
     assert results["subprocess-ok"] == ["0"], stdout
 
@@ -172,6 +181,23 @@ def test_process_cap_in_user_namespace_mode_counts_only_the_sandbox() -> None:
     assert isinstance(result, dict) and result["error"] is None, result
     if result["limit_mode"] == "per-process":  # 4 processes of 128 MiB: the parent + 3
         assert result["stdout"] == "3\n"
+
+
+@pytest.mark.parametrize(
+    ("machine", "header"),
+    [
+        ("x86_64", "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+        ("aarch64", "/usr/include/asm-generic/unistd.h"),
+    ],
+)
+def test_syscall_numbers_match_the_kernel_headers(machine: str, header: str) -> None:
+    if not os.path.exists(header):
+        pytest.skip(f"{header} not installed")
+    text = Path(header).read_text()
+    table = {m[0]: int(m[1]) for m in re.findall(r"#define __NR_(\w+)\s+(\d+)", text)}
+    numbers = syscall_numbers(machine)
+    assert numbers is not None
+    assert {k: v for k, v in numbers.items() if table.get(k) != v} == {}
 
 
 def test_filter_refuses_other_abis_and_unknown_machines() -> None:

@@ -111,7 +111,7 @@ _USERNS_EXTRA_TASKS = 2
 # "<wait status> <CPU seconds>" to the status pipe, the only way to tell a kill by RLIMIT_CPU
 # from any other SIGKILL (bwrap reports an exit status, not the CPU time); then it exits with
 # the child's status (128+N for signal N). Run as root, the supervisor keeps its uid, so the
-# code (a fresh uid) cannot signal or trace it.
+# code (a fresh uid) cannot signal or trace it; otherwise it makes itself non-dumpable.
 # argv: code_path seed uid cpu_s memory_bytes nproc fsize_bytes site_dir status_fd run_tag
 _PRELUDE = r"""
 import os, sys, resource, random
@@ -120,6 +120,9 @@ seed, uid, cpu, mem, nproc, fsize = int(seed), int(uid), int(cpu), int(mem), int
 status_fd = int(status_fd)
 child = os.fork()
 if child:
+    if uid < 0:  # same uid as the code: make /proc/<pid>/mem and ptrace refuse it
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     _, status, usage = os.wait4(child, 0)
     os.write(status_fd, b"%d %.3f\n" % (status, usage.ru_utime + usage.ru_stime))
     code = os.waitstatus_to_exitcode(status)

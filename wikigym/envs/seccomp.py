@@ -9,7 +9,9 @@ The filter closes what bubblewrap's namespaces leave open to code running inside
   (``open_tree``, ``move_mount``, ``fsopen``, ``fsconfig``, ``fsmount``, ``fspick``,
   ``mount_setattr``) fail with EPERM;
 - kernel attack surface no Python program needs: ``bpf``, ``perf_event_open``,
-  ``userfaultfd``, the key-ring calls and ``io_uring``.
+  ``userfaultfd``, the key-ring calls and ``io_uring``;
+- other processes' memory: ``ptrace``, ``process_vm_readv``, ``process_vm_writev`` (in the
+  user-namespace mode the code shares its uid with the trusted supervisor of the prelude).
 
 Calls of another ABI (i386 through ``int 0x80``, the x32 numbers on x86_64) are refused too, so
 the numbers checked are the only ones that can reach the kernel. bubblewrap loads the program
@@ -77,6 +79,9 @@ BLOCKED_SYSCALLS: tuple[str, ...] = (
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
 )
 
 # (AUDIT_ARCH value, syscall numbers) per machine; numbers from the kernel's syscall tables.
@@ -110,6 +115,9 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "add_key": 248,
             "request_key": 249,
             "keyctl": 250,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
             **_COMMON_NEW,
         },
     ),
@@ -129,6 +137,9 @@ _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "add_key": 217,
             "request_key": 218,
             "keyctl": 219,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
             **_COMMON_NEW,
         },
     ),
