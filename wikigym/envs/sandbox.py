@@ -118,16 +118,19 @@ import os, sys, resource, random
 code_path, seed, uid, cpu, mem, nproc, fsize, site, status_fd = sys.argv[1:10]
 seed, uid, cpu, mem, nproc, fsize = int(seed), int(uid), int(cpu), int(mem), int(nproc), int(fsize)
 status_fd = int(status_fd)
+if uid < 0:  # same uid as the code: /proc/<pid>/mem and ptrace must refuse the supervisor
+    import ctypes
+    prctl = ctypes.CDLL(None).prctl
+    prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, before the fork: no window for the code
 child = os.fork()
 if child:
-    if uid < 0:  # same uid as the code: make /proc/<pid>/mem and ptrace refuse it
-        import ctypes
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
     _, status, usage = os.wait4(child, 0)
     os.write(status_fd, b"%d %.3f\n" % (status, usage.ru_utime + usage.ru_stime))
     code = os.waitstatus_to_exitcode(status)
     os._exit(128 - code if code < 0 else code)
 os.close(status_fd)
+if uid < 0:
+    prctl(4, 1, 0, 0, 0)  # the code's own process stays an ordinary, dumpable one
 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
