@@ -23,11 +23,14 @@ Each run starts a fresh interpreter inside Linux namespaces made by bubblewrap (
   anything outside fail. Run as another user, bwrap makes a user namespace, in which the kernel
   (5.14 and later) counts `RLIMIT_NPROC` over the sandbox's own processes (on older kernels
   the cap is set to the processes that user already has plus `max_processes`).
-- Limits: `RLIMIT_CPU` (a run that outlives it, even one that ignores SIGXCPU, is a
-  `timeout` whose message names the limit), `RLIMIT_AS`, `RLIMIT_NPROC`, `RLIMIT_FSIZE`, set by
-  the trusted prelude before the user code; wall time and output size are enforced by the
-  parent, which reads both pipes incrementally and never holds more than `max_output_bytes` of
-  each.
+- Limits: `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_NPROC`, `RLIMIT_FSIZE`, set by the trusted
+  prelude before the user code; wall time and output size are enforced by the parent, which
+  reads both pipes incrementally and never holds more than `max_output_bytes` of each. The
+  prelude forks and stays behind as a supervisor that reports the code's CPU time (bwrap
+  reports only an exit status), so a run the CPU limit killed, even one that ignored SIGXCPU,
+  is a `timeout` whose message names the limit (`[CPU time limit of 5 s exceeded]`), and any
+  other kill stays `killed`. The supervisor is out of the code's reach: another uid (root
+  mode), or non-dumpable with `ptrace` refused by the filter (user-namespace mode).
 - Memory, for the sandbox as a whole, in one of two modes (`SandboxResult.limit_mode`,
   `PythonSandbox.limit_plan()`):
   `cgroup`: where a cgroup v2 group with the memory controller is available to this process
