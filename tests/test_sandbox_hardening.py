@@ -15,7 +15,7 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.cgroups import find_parent
+from wikigym.envs.cgroups import find_parent, remove_stale
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
 from wikigym.envs.tool_specs import format_tool_call
@@ -301,6 +301,23 @@ def test_cgroup_parent_needs_the_memory_controller(tmp_path: Path) -> None:
     # The right file names are not enough: the folder must be in a cgroup2 mount.
     folder, reason = find_parent(str(fake))
     assert folder is None and "not in a cgroup v2 file system" in reason
+
+
+def test_groups_of_dead_owners_are_removed(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    names = [
+        f"wikigym-sandbox-{gone.pid}-0",
+        f"wikigym-sandbox-{gone.pid}-7",
+        f"wikigym-sandbox-{os.getpid()}-0",
+        "other-group",
+    ]
+    for name in names:
+        (tmp_path / name).mkdir()
+    busy = tmp_path / f"wikigym-sandbox-{gone.pid}-9"
+    (busy / "still-populated").mkdir(parents=True)  # rmdir refuses it, as a populated group
+    assert remove_stale(tmp_path) == names[:2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names[2:], busy.name])
 
 
 IGNORES_SIGXCPU = (

@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CGROUP_ENV", "SandboxCgroup", "find_parent"]
+__all__ = ["CGROUP_ENV", "SandboxCgroup", "find_parent", "remove_stale"]
 
 #: Environment variable naming a prepared parent group (a directory in a cgroup2 mount).
 CGROUP_ENV = "WIKIGYM_SANDBOX_CGROUP"
@@ -92,6 +93,43 @@ def find_parent(explicit: str | None = None) -> tuple[Path | None, str]:
     if not any(real == m or real.startswith(m.rstrip("/") + "/") for m in mounts):
         return None, f"{folder} is not in a cgroup v2 file system"
     return folder, f"cgroup v2 under {folder}"
+
+
+_GROUP_NAME = re.compile(r"wikigym-sandbox-(\d+)-\d+")
+
+
+def remove_stale(parent: Path) -> list[str]:
+    """Remove the groups of sandbox owners that are gone (a parent killed with SIGKILL).
+
+    Groups of live processes are left alone; a group the kernel still counts as populated
+    refuses rmdir and stays.
+
+    Returns:
+        The names removed, sorted.
+    """
+    removed = []
+    try:
+        entries = sorted(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _GROUP_NAME.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            entry.rmdir()
+            removed.append(entry.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass

@@ -71,7 +71,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from wikigym.envs.cgroups import CGROUP_ENV, SandboxCgroup, find_parent
+from wikigym.envs.cgroups import CGROUP_ENV, SandboxCgroup, find_parent, remove_stale
 from wikigym.envs.seccomp import namespace_filter
 from wikigym.errors import SandboxLimitsError
 
@@ -405,8 +405,12 @@ def _bwrap_options(bwrap_path: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=8)
 def _cgroup_parent(explicit: str | None, from_env: str | None) -> tuple[Path | None, str]:
-    """find_parent, once per (argument, environment value): the host does not change."""
-    return find_parent(explicit or from_env)
+    """find_parent, once per (argument, environment value): the host does not change. Groups
+    left by owners that died are removed then."""
+    parent, reason = find_parent(explicit or from_env)
+    if parent is not None:
+        remove_stale(parent)
+    return parent, reason
 
 
 def _per_process_plan(lim: SandboxLimits, mode: str, reason: str) -> LimitPlan:
