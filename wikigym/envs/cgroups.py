@@ -107,7 +107,7 @@ def remove_stale(parent: Path) -> list[str]:
     Returns:
         The names removed, sorted.
     """
-    removed = []
+    removed: list[str] = []
     try:
         entries = sorted(parent.iterdir())
     except OSError:
