@@ -195,13 +195,6 @@ class SandboxCgroup:
         """Processes the kernel killed for the group's memory limit."""
         return self._events("memory.events").get("oom_kill", 0)
 
-    def peak_bytes(self) -> int | None:
-        """Peak memory of the group (``memory.peak``), where the kernel reports it."""
-        try:
-            return int((self.path / "memory.peak").read_text())
-        except (OSError, ValueError):
-            return None
-
     def remove(self) -> None:
         """Kill what is left in the group and remove it (waits up to 2 s for it to empty)."""
         with contextlib.suppress(OSError):

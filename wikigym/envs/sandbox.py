@@ -169,6 +169,12 @@ exec(compile(source, code_path, "exec"), {"__name__": "__main__", "__file__": co
      "__builtins__": __builtins__})
 """
 
+# sh -c SCRIPT PROCS_FILE BWRAP ARGS...: join the group, then become bwrap.
+_INTO_CGROUP = (
+    'echo 0 > "$0" || { echo "wikigym: could not move the sandbox into the cgroup $0" >&2; '
+    'exit 125; }; exec "$@"'
+)
+
 _UNAVAILABLE_HELP = (
     "The python tool is disabled: {reason}. It runs model-written code only inside Linux "
     "namespaces. To enable it, install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) "
@@ -637,7 +643,7 @@ class PythonSandbox:
         args += [layout.executable, *prelude]
         if cgroup is not None:
             # A shell moves itself into the group, then becomes bwrap: nothing starts outside.
-            args = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup.procs_file, *args]
+            args = ["/bin/sh", "-c", _INTO_CGROUP, cgroup.procs_file, *args]
         data = code.encode("utf-8", errors="surrogateescape")
         try:
             # The code goes through a pipe that bwrap copies into the sandbox; a writer thread
