@@ -44,7 +44,9 @@ def _sandbox_leftovers() -> list[psutil.Process]:
 @needs_sandbox
 def test_normal_program_prints_the_answer(sandbox: PythonSandbox) -> None:
     result = run(sandbox, "print(sum(range(101)))")
-    assert result == SandboxResult("5050\n", "", 0, False, False, None)
+    mode = sandbox.limit_plan().mode
+    assert mode in ("cgroup", "per-process")
+    assert result == SandboxResult("5050\n", "", 0, False, False, None, mode)
 
 
 @needs_sandbox
@@ -183,7 +185,7 @@ def test_memory_bomb_is_refused(sandbox: PythonSandbox) -> None:
 @needs_sandbox
 def test_huge_output_is_truncated_without_buffering_it(sandbox: PythonSandbox) -> None:
     rss_before = psutil.Process().memory_info().rss
-    result = run(sandbox, "print('x' * 10**8)")
+    result = run(sandbox, "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)")
     assert result.truncated and result.error == "output_limit"
     assert len(result.stdout) < FAST.max_output_bytes + 100
     assert result.stdout.startswith("x" * 100) and "truncated" in result.stdout
@@ -210,7 +212,10 @@ def test_signals_cannot_reach_the_host(sandbox: PythonSandbox) -> None:
     )
     result = run(sandbox, code)
     assert result.error is None, result.stderr
-    assert "alive" in result.stdout and result.stdout.count("Error") == 6
+    # killpg(1) is kill(-1): "every process I may signal"; the kernel reports success when the
+    # sandbox holds any other process (the supervisor, which the fresh uid cannot signal).
+    assert "alive" in result.stdout and result.stdout.count("Error") >= 5
+    assert result.exit_code == 0  # the supervisor survived, or the run would end 128+9
     assert psutil.pid_exists(os.getpid())  # we are still here
 
 

@@ -35,6 +35,10 @@ class SandboxUnavailableError(WikigymError):
     """Linux namespaces (bubblewrap/unshare) are not usable on this machine."""
 
 
+class SandboxLimitsError(WikigymError, ValueError):
+    """A sandbox limit is unknown, of the wrong type or out of range (the message names it)."""
+
+
 class TaskSetError(WikigymError):
     """A TaskSet file is missing fields, malformed, or for another snapshot."""
 

@@ -80,6 +80,8 @@ class WikiSearchEnv(gym.Env[str, str]):
         python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
             message where namespaces are unavailable); ``off`` disables it; ``unsafe`` runs
             it without namespaces (resource limits only): only for trusted models.
+        sandbox: Limits of ``python``: a :class:`SandboxLimits` or a dict of some of its fields
+            (e.g. ``{"cpu_seconds": 2, "memory_mb": 256}``); recorded for replay.
         max_obs_chars: Observations longer than this are cut (with a marker).
         tool_config: Presentation limits of the tools (page part size, ...).
         render_mode: None or ``ansi``.
@@ -98,6 +100,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         tools: list[str] | tuple[str, ...] | None = None,
         max_calls_per_step: int = 1,
         python: PythonMode = "auto",
+        sandbox: SandboxLimits | dict[str, Any] | None = None,
         max_obs_chars: int = 16_000,
         tool_config: ToolConfig | None = None,
         render_mode: str | None = None,
@@ -112,6 +115,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             raise ValueError(f"python must be 'auto', 'off' or 'unsafe', got {python!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        limits = SandboxLimits.from_value(sandbox)
         self.snapshot, self.tasks = resolve_resources(corpus, tasks)
         # JSON-able arguments that re-create this env (for trajectories and replay).
         self.spec_kwargs: dict[str, Any] = {
@@ -123,6 +127,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             "tools": None if tools is None else list(tools),
             "max_calls_per_step": max_calls_per_step,
             "python": python,
+            "sandbox": limits.to_dict(),
             "max_obs_chars": max_obs_chars,
         }
         self.replayable = (tasks is None or isinstance(tasks, str | Path)) and (
@@ -136,10 +141,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         self.tools = _tool_names(tools)
         if python == "off" and ToolName.PYTHON in self.tools:
             self.tools = tuple(t for t in self.tools if t is not ToolName.PYTHON)
-        sandbox = None
+        python_sandbox = None
         if ToolName.PYTHON in self.tools:
-            sandbox = PythonSandbox(SandboxLimits(), allow_unsafe=python == "unsafe")
-        self.toolbox = ToolBox(self.snapshot, sandbox, tool_config or ToolConfig())
+            python_sandbox = PythonSandbox(limits, allow_unsafe=python == "unsafe")
+        self.toolbox = ToolBox(self.snapshot, python_sandbox, tool_config or ToolConfig())
         self.max_calls_per_step = max_calls_per_step
         self.max_obs_chars = max_obs_chars
         self.render_mode = render_mode
