@@ -33,3 +33,11 @@ class SandboxUnavailableError(WikigymError):
 
 class TaskSetError(WikigymError):
     """A TaskSet file is missing fields, malformed, or for another snapshot."""
+
+
+class RewardConfigError(WikigymError, ValueError):
+    """A reward config has a value out of range or names an unknown preset or component."""
+
+
+class UnknownRewardComponentError(RewardConfigError):
+    """A reward config lists a component that is not registered."""

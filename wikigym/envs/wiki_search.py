@@ -31,7 +31,7 @@ from wikigym.envs.resources import (
     shared_snapshot,
     shared_taskset,
 )
-from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
+from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
 from wikigym.envs.tasks import Task, TaskSet
@@ -281,15 +281,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             citations=citations,
             seen_passages=frozenset(ep.seen),
             existing=self._exists,
-            rubric=tuple(
-                RubricItem(
-                    text=r.text,
-                    passage_ids=tuple(f"p{p}" for p in r.passage_ids),
-                    entities=tuple(r.entities),
-                    connected_to_answer=r.connected_to_answer,
-                )
-                for r in ep.task.rubric
-            ),
+            rubric=tuple(ep.task.rubric),
             passage_text=self._ref_text,
             tool_errors=dict(ep.errors),
         )
