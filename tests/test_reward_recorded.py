@@ -1,55 +1,18 @@
 """Rewards are bit-identical to those recorded from the closed ``compute_reward``.
 
-``tests/data/reward_cases.json.gz`` holds 600 seeded outcomes and configs (flat fields of the
-old config: ``w_outcome``, ``w_citation``, ``w_format``, penalty weight fixed at 1.0) with the
-breakdowns the old code computed (``tests/data/record_reward_cases.py``). Every float is
+``tests/data/reward_cases.json.gz`` holds 600 seeded outcomes and configs with the breakdowns
+the old code computed (generated and built by ``tests/reward_cases.py``). Every float is
 compared by its bits, key order included.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import struct
-from pathlib import Path
-from typing import Any
 
 import pytest
+from reward_cases import build_config, build_outcome, load_cases
 
-from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
-from wikigym.envs.tasks import RubricEntry
-
-CASES = Path(__file__).parent / "data" / "reward_cases.json.gz"
-OLD_WEIGHTS = {"w_outcome": "outcome", "w_citation": "citation", "w_format": "format"}
-
-
-def config_of(flat: dict[str, Any]) -> RewardConfig:
-    """The components config equal to an old flat config."""
-    weights = {"outcome": 1.0, "citation": 0.0, "format": 0.0, "penalty": 1.0}
-    rest = {}
-    for key, value in flat.items():
-        if key in OLD_WEIGHTS:
-            weights[OLD_WEIGHTS[key]] = value
-        else:
-            rest[key] = value
-    return RewardConfig(weights=weights, **rest)
-
-
-def outcome_of(case: dict[str, Any]) -> EpisodeOutcome:
-    existing, texts = case["existing"], case["passage_text"]
-    return EpisodeOutcome(
-        answer=case["answer"],
-        golds=tuple(case["golds"]),
-        steps_used=case["steps_used"],
-        max_steps=case["max_steps"],
-        truncated=case["truncated"],
-        citations=tuple(case["citations"]),
-        seen_passages=frozenset(case["seen_passages"]),
-        existing=None if existing is None else frozenset(existing).__contains__,
-        rubric=tuple(RubricEntry(**r) for r in case["rubric"]),
-        passage_text=None if texts is None else dict(texts).get,
-        tool_errors=dict(case["tool_errors"]),
-    )
+from wikigym.envs.rewards import compute_reward
 
 
 def bits(value: float) -> str:
@@ -58,10 +21,6 @@ def bits(value: float) -> str:
 
 def bit_items(values: dict[str, float]) -> list[tuple[str, str]]:
     return [(k, bits(v)) for k, v in values.items()]
-
-
-def load_cases() -> list[dict[str, Any]]:
-    return json.loads(gzip.decompress(CASES.read_bytes()).decode("utf-8"))["cases"]
 
 
 def test_fixture_covers_every_branch() -> None:
@@ -84,7 +43,7 @@ def test_fixture_covers_every_branch() -> None:
 def test_new_components_match_recorded_old_rewards(chunk: int) -> None:
     cases = load_cases()[chunk * 100 : (chunk + 1) * 100]
     for i, case in enumerate(cases):
-        b = compute_reward(outcome_of(case["outcome"]), config_of(case["config"]))
+        b = compute_reward(build_outcome(case["outcome"]), build_config(case["config"]))
         want = case["expected"]
         where = f"case {chunk * 100 + i}"
         assert bits(b.total) == bits(want["total"]), where

@@ -1,14 +1,16 @@
-"""Record seeded reward cases and what the reward code makes of them.
+"""Seeded reward cases: generate them, build them, record what the reward code makes of them.
 
-Writes ``tests/data/reward_cases.json.gz``: seeded episode outcomes and reward configs (as plain
-JSON) and, for each, the breakdown the reward code computed. ``tests/test_reward_recorded.py``
-scores the same cases again and compares bit for bit, so a refactoring of the rewards cannot
-change a reward unnoticed. Rerun only on a deliberate change of the formulas::
+``tests/data/reward_cases.json.gz`` holds seeded episode outcomes and reward configs as plain
+JSON and, for each, the breakdown the reward code computed. ``tests/test_reward_recorded.py``
+builds the same cases with :func:`build_outcome` and :func:`build_config` and compares bit for
+bit, so a refactoring of the rewards cannot change a reward unnoticed. Rerun only on a
+deliberate change of the formulas (the test then fails until the file is recorded again)::
 
-    PYTHONPATH=$PWD python3 tests/data/record_reward_cases.py
+    PYTHONPATH=$PWD python3 tests/reward_cases.py
 
-The first recording was made with the closed ``compute_reward`` that preceded the reward
-components (commit "Record reward cases of the closed compute_reward").
+The file was recorded with the closed ``compute_reward`` that preceded the reward components
+(commit "Record reward cases of the closed compute_reward"), so configs are in its flat form:
+``w_outcome``, ``w_citation``, ``w_format`` (penalty weight 1.0) and the components' settings.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
+from wikigym.envs.rewards import DEFAULT_WEIGHTS, EpisodeOutcome, RewardConfig, compute_reward
+from wikigym.envs.tasks import RubricEntry
 
 SEED = 20261201
 CASES = 600
-OUT = Path(__file__).with_name("reward_cases.json.gz")
+PATH = Path(__file__).parent / "data" / "reward_cases.json.gz"
+FLAT_WEIGHTS = {"w_outcome": "outcome", "w_citation": "citation", "w_format": "format"}
 
 GOLDS = (
     ["Eiffel Tower", "La tour Eiffel"],
@@ -73,8 +77,9 @@ def random_config(rng: random.Random) -> dict[str, Any]:
         "penalty_bad_citation": rng.choice([0.0, 0.2, _uniform(rng, 0.0, 2.0)]),
         "penalty_cap": rng.choice([0.0, 0.5, 1.0, _uniform(rng, 0.0, 10.0)]),
     }
-    defaults = RewardConfig()
-    return {k: v for k, v in fields.items() if getattr(defaults, k) != v}
+    defaults = {"w_outcome": 1.0, "w_citation": 0.0, "w_format": 0.0}
+    defaults |= {k: getattr(RewardConfig(), k) for k in fields if k not in defaults}
+    return {k: v for k, v in fields.items() if defaults[k] != v}
 
 
 def _answer(rng: random.Random, golds: list[str]) -> str | None:
@@ -131,6 +136,18 @@ def random_outcome(rng: random.Random) -> dict[str, Any]:
     }
 
 
+def build_config(flat: dict[str, Any]) -> RewardConfig:
+    """The :class:`RewardConfig` of flat config fields (see the module docstring)."""
+    weights = dict(DEFAULT_WEIGHTS)
+    settings = {}
+    for key, value in flat.items():
+        if key in FLAT_WEIGHTS:
+            weights[FLAT_WEIGHTS[key]] = value
+        else:
+            settings[key] = value
+    return RewardConfig(weights=weights, **settings)
+
+
 def build_outcome(case: dict[str, Any]) -> EpisodeOutcome:
     """The :class:`EpisodeOutcome` of a plain-JSON outcome."""
     existing = case["existing"]
@@ -144,18 +161,16 @@ def build_outcome(case: dict[str, Any]) -> EpisodeOutcome:
         citations=tuple(case["citations"]),
         seen_passages=frozenset(case["seen_passages"]),
         existing=None if existing is None else frozenset(existing).__contains__,
-        rubric=tuple(
-            RubricItem(
-                text=r["text"],
-                passage_ids=tuple(f"p{n}" for n in r["passage_ids"]),
-                entities=tuple(r["entities"]),
-                connected_to_answer=r["connected_to_answer"],
-            )
-            for r in case["rubric"]
-        ),
+        rubric=tuple(RubricEntry(**r) for r in case["rubric"]),
         passage_text=None if texts is None else dict(texts).get,
         tool_errors=dict(case["tool_errors"]),
     )
+
+
+def load_cases() -> list[dict[str, Any]]:
+    """The recorded cases: ``config``, ``outcome`` and ``expected`` of each."""
+    cases: list[dict[str, Any]] = json.loads(gzip.decompress(PATH.read_bytes()))["cases"]
+    return cases
 
 
 def main() -> int:
@@ -163,7 +178,7 @@ def main() -> int:
     cases = []
     for _ in range(CASES):
         config, outcome = random_config(rng), random_outcome(rng)
-        b = compute_reward(build_outcome(outcome), RewardConfig(**config))
+        b = compute_reward(build_outcome(outcome), build_config(config))
         # JSON floats round-trip exactly (repr), -0.0 included.
         expected = {
             "total": b.total,
@@ -175,11 +190,11 @@ def main() -> int:
         }
         cases.append({"config": config, "outcome": outcome, "expected": expected})
     text = json.dumps({"seed": SEED, "cases": cases}, ensure_ascii=False, separators=(",", ":"))
-    tmp = OUT.with_name(OUT.name + ".tmp")
+    tmp = PATH.with_name(PATH.name + ".tmp")
     # mtime=0: the same cases give the same bytes.
     tmp.write_bytes(gzip.compress((text + "\n").encode("utf-8"), compresslevel=9, mtime=0))
-    tmp.replace(OUT)
-    print(f"wrote {len(cases)} cases to {OUT}")
+    tmp.replace(PATH)
+    print(f"wrote {len(cases)} cases to {PATH}")
     return 0
 
 
