@@ -368,6 +368,7 @@ def test_truncated_episode_is_masked() -> None:
         ({"max_steps": 0, "steps_used": 0}, ValueError, "max_steps >= 1"),
         ({"golds": ()}, ValueError, "golds is empty"),
         ({"golds": "Eiffel Tower"}, TypeError, "wrap it"),
+        ({"golds": 5}, TypeError, "golds must be a sequence of str, got int"),
         ({"answer": 3}, TypeError, "answer must be a str or None"),
         ({"tool_errors": {"unknown_tool": -1}}, ValueError, ">= 0"),
         ({"tool_errors": {"unknown_tool": 1.5}}, TypeError, "str to int"),
@@ -471,7 +472,7 @@ def test_total_is_finite_bounded_and_order_free(episode: EpisodeOutcome, cfg: Re
 
 
 def test_subnormal_weights_do_not_overflow() -> None:
-    """Found by hypothesis: w_format = 5e-324 with no citation component scaled to inf/nan."""
+    """Found by hypothesis: a format weight of 5e-324 without citation scaled to inf/nan."""
     cfg = RewardConfig().with_weights(outcome=0.0, citation=1.0, format=5e-324)
     b = compute_reward(outcome(answer=None, golds=GOLDS, steps_used=0, max_steps=1), cfg)
     assert all(math.isfinite(w) for w in b.weights.values()), b.weights

@@ -25,7 +25,7 @@ def outcome(inp: RewardInput, log_metric: LogMetric) -> float:
 def citation(inp: RewardInput, log_metric: LogMetric) -> float | None:
     """Rubric support by valid citations (gated on the outcome score when configured);
     absent when no rubric entry is connected to the answer. Logs ``rubric_support``."""
-    support = inp.rubric.share
+    support = inp.rubric_support.share
     if support is None:
         return None
     log_metric("rubric_support", support)

@@ -152,7 +152,7 @@ class RewardInput:
         match: :func:`answer_match`.
         decay: :func:`step_decay`.
         citations: :func:`check_citations`.
-        rubric: :func:`rubric_support` over the valid citations.
+        rubric_support: :func:`rubric_support` over the valid citations.
     """
 
     outcome: EpisodeOutcome
@@ -160,7 +160,7 @@ class RewardInput:
     match: AnswerMatch
     decay: float
     citations: CitationCheck
-    rubric: RubricSupport
+    rubric_support: RubricSupport
 
     @classmethod
     def build(cls, outcome: EpisodeOutcome, config: RewardConfig) -> RewardInput:
@@ -172,7 +172,7 @@ class RewardInput:
             match=answer_match(outcome, config),
             decay=step_decay(outcome, config),
             citations=citations,
-            rubric=rubric_support(outcome, citations.valid),
+            rubric_support=rubric_support(outcome, citations.valid),
         )
 
 
@@ -192,7 +192,7 @@ def episode_metrics(inp: RewardInput) -> dict[str, float]:
         ``rubric_supported``, in this order.
     """
     errors = inp.outcome.tool_errors
-    match, cites, rubric = inp.match, inp.citations, inp.rubric
+    match, cites, rubric = inp.match, inp.citations, inp.rubric_support
     return {
         "em": 1.0 if match.em else 0.0,
         "f1": match.f1,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from wikigym.envs.tasks import RubricEntry
@@ -14,10 +14,9 @@ def _str_tuple(values: object, name: str) -> tuple[str, ...]:
     """``values`` as a tuple of str, or a TypeError naming ``name``."""
     if isinstance(values, str):
         raise TypeError(f"{name} must be a sequence of str, got the str {values!r}; wrap it")
-    try:
-        items = tuple(values)  # type: ignore[call-overload]
-    except TypeError:
-        raise TypeError(f"{name} must be a sequence of str, got {type(values).__name__}") from None
+    if not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of str, got {type(values).__name__}")
+    items = tuple(values)
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"{name} must hold only str, got {type(item).__name__}: {item!r}")
