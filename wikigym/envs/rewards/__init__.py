@@ -5,11 +5,19 @@ lists the components to run with their weights (``weights``, in order) and holds
 settings; :func:`compute_reward` returns a :class:`RewardBreakdown` whose ``components`` go to
 ``info["reward_components"]`` and ``metrics`` to ``info["reward_metrics"]``.
 
-A component is a plain function over a :class:`RewardInput` (the outcome, the config and the
-facts components share, computed once), registered by name with :func:`reward_component`; it
+A component is a plain function over a :class:`RewardInput` (the outcome, the components'
+settings and the facts they share, computed once), registered by name with :func:`reward_component`; it
 returns a float and may log metrics, like a TRL reward function. Adding one is that function,
 its registration and its test; a config then lists it by name (an unregistered name raises
-:class:`~wikigym.errors.UnknownRewardComponentError`, which names the known ones).
+:class:`~wikigym.errors.UnknownRewardComponentError`, which names the known ones)::
+
+    @reward_component("brevity")  # kind="score" (in [0, 1], None if absent) or "penalty"
+    def brevity(inp: RewardInput, log_metric: LogMetric) -> float | None:
+        words = len((inp.outcome.answer or "").split())
+        log_metric("answer_words", float(words))
+        return 1.0 if words <= 3 else 0.0
+
+    config = RewardConfig.binary().with_weights(brevity=0.2)
 
 Components (each unweighted, as reported in ``components``):
 
@@ -46,8 +54,10 @@ Total:
     configured weight. When one is absent, each present score's weight becomes
     ``W * (w_c / P)``, with ``W`` the sum of all listed score weights and ``P`` that of the
     present ones (0 when ``P`` is 0), so every task has the same range
-    ``[min_total, max_total] = [-penalty_cap * (penalty weights), W]``; penalties keep their
-    weight. The weights actually used are in ``RewardBreakdown.weights``.
+    ``[RewardConfig.min_total, RewardConfig.max_total]``: ``max_total = W`` and
+    ``min_total = -penalty_cap * (sum of the penalty weights)`` (0 when no penalty rate is
+    set). Penalties keep their weight. The weights actually used are in
+    ``RewardBreakdown.weights``.
 
 Truncated episodes (step budget spent without an answer):
     ``mask=True`` and ``total=0.0`` whatever the components say (they are still computed, for
@@ -69,7 +79,7 @@ practice found most stable; :meth:`RewardConfig.f1` the best token F1;
 from __future__ import annotations
 
 from wikigym.envs.rewards import components as _builtins  # registers the built-in components
-from wikigym.envs.rewards.config import DEFAULT_WEIGHTS, PRESETS, OutcomeKind, RewardConfig
+from wikigym.envs.rewards.config import DEFAULT_WEIGHTS, PRESETS, RewardConfig
 from wikigym.envs.rewards.inputs import RewardInput
 from wikigym.envs.rewards.outcome import EpisodeOutcome
 from wikigym.envs.rewards.registry import (
@@ -79,6 +89,7 @@ from wikigym.envs.rewards.registry import (
     component_names,
     reward_component,
 )
+from wikigym.envs.rewards.settings import OutcomeKind, RewardSettings
 from wikigym.envs.rewards.total import RewardBreakdown, compute_reward, per_step_rewards
 
 __all__ = [
@@ -91,6 +102,7 @@ __all__ = [
     "RewardComponent",
     "RewardConfig",
     "RewardInput",
+    "RewardSettings",
     "component",
     "component_names",
     "compute_reward",

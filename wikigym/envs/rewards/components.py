@@ -29,7 +29,7 @@ def citation(inp: RewardInput, log_metric: LogMetric) -> float | None:
     if support is None:
         return None
     log_metric("rubric_support", support)
-    return support * inp.match.score if inp.config.citation_gate else support
+    return support * inp.match.score if inp.settings.citation_gate else support
 
 
 @reward_component("format")
@@ -43,7 +43,7 @@ def format_ok(inp: RewardInput, log_metric: LogMetric) -> float:
 @reward_component("penalty", kind="penalty")
 def penalty(inp: RewardInput, log_metric: LogMetric) -> float:
     """Minus the per-event penalties (unknown tool, invalid arguments, bad citation), capped."""
-    cfg, errors, cites = inp.config, inp.outcome.tool_errors, inp.citations
+    cfg, errors, cites = inp.settings, inp.outcome.tool_errors, inp.citations
     raw = math.fsum(
         (
             cfg.penalty_unknown_tool * errors.get(UNKNOWN_TOOL, 0),

@@ -1,12 +1,12 @@
-"""What a reward component scores: the outcome, the config, and the facts components share."""
+"""What a reward component scores: the outcome, the settings, and the facts components share."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from wikigym.envs.metrics import best_match, normalize_answer
-from wikigym.envs.rewards.config import RewardConfig
 from wikigym.envs.rewards.outcome import EpisodeOutcome
+from wikigym.envs.rewards.settings import RewardSettings
 from wikigym.envs.tools import passage_ref
 
 __all__ = [
@@ -75,26 +75,26 @@ class RubricSupport:
         return self.supported / self.counted if self.counted else None
 
 
-def answer_match(outcome: EpisodeOutcome, config: RewardConfig) -> AnswerMatch:
+def answer_match(outcome: EpisodeOutcome, settings: RewardSettings) -> AnswerMatch:
     """The answer's undecayed score, exact match and F1 (all 0 without an answer)."""
     if outcome.answer is None:
         return AnswerMatch(score=0.0, em=False, f1=0.0)
     em, f1 = best_match(outcome.answer, outcome.golds)
-    if config.outcome == "binary":
+    if settings.outcome == "binary":
         score = 1.0 if em else 0.0
-    elif config.outcome == "f1":
+    elif settings.outcome == "f1":
         score = f1
     else:
-        score = 1.0 if f1 >= config.f1_threshold else 0.0
+        score = 1.0 if f1 >= settings.f1_threshold else 0.0
     return AnswerMatch(score=score, em=em, f1=f1)
 
 
-def step_decay(outcome: EpisodeOutcome, config: RewardConfig) -> float:
+def step_decay(outcome: EpisodeOutcome, settings: RewardSettings) -> float:
     """``gamma ** (steps_used - 1)``, or 1.0 with ``per_step`` (the decay then goes into the
     step rewards)."""
-    if config.per_step:
+    if settings.per_step:
         return 1.0
-    return config.gamma ** max(outcome.steps_used - 1, 0)
+    return settings.gamma ** max(outcome.steps_used - 1, 0)
 
 
 def check_citations(outcome: EpisodeOutcome) -> CitationCheck:
@@ -148,7 +148,7 @@ class RewardInput:
 
     Attributes:
         outcome: What happened in the episode.
-        config: How to score it (the components' settings).
+        settings: The components' settings (the :class:`RewardConfig` itself).
         match: :func:`answer_match`.
         decay: :func:`step_decay`.
         citations: :func:`check_citations`.
@@ -156,21 +156,21 @@ class RewardInput:
     """
 
     outcome: EpisodeOutcome
-    config: RewardConfig
+    settings: RewardSettings
     match: AnswerMatch
     decay: float
     citations: CitationCheck
     rubric_support: RubricSupport
 
     @classmethod
-    def build(cls, outcome: EpisodeOutcome, config: RewardConfig) -> RewardInput:
-        """The input of every component for ``outcome`` under ``config``."""
+    def build(cls, outcome: EpisodeOutcome, settings: RewardSettings) -> RewardInput:
+        """The input of every component for ``outcome`` under ``settings``."""
         citations = check_citations(outcome)
         return cls(
             outcome=outcome,
-            config=config,
-            match=answer_match(outcome, config),
-            decay=step_decay(outcome, config),
+            settings=settings,
+            match=answer_match(outcome, settings),
+            decay=step_decay(outcome, settings),
             citations=citations,
             rubric_support=rubric_support(outcome, citations.valid),
         )

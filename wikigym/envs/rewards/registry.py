@@ -1,8 +1,8 @@
 """The one registry of reward components: plain callables, each registered under its name.
 
 A component is a function ``fn(inp, log_metric) -> float | None`` over a
-:class:`~wikigym.envs.rewards.inputs.RewardInput` (the episode outcome, the config and the
-facts components share). ``log_metric(name, value)`` adds a diagnostic number to the
+:class:`~wikigym.envs.rewards.inputs.RewardInput` (the episode outcome, the components'
+settings and the facts they share). ``log_metric(name, value)`` adds a diagnostic number to the
 breakdown's ``metrics``, as TRL's reward functions do with their ``log_metric`` keyword. A
 ``score`` returns a value in [0, 1], or None when it has nothing to score (the component is
 then absent and its weight is shared, see the package docstring); a ``penalty`` returns a value
@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
+from wikigym.envs.rewards.inputs import RewardInput
 from wikigym.errors import UnknownRewardComponentError
-
-if TYPE_CHECKING:  # types only: inputs imports the config, which looks names up here
-    from wikigym.envs.rewards.inputs import RewardInput
 
 __all__ = [
     "ComponentFn",
@@ -32,7 +30,7 @@ __all__ = [
 
 ComponentKind = Literal["score", "penalty"]
 LogMetric = Callable[[str, float], None]
-ComponentFn = Callable[["RewardInput", LogMetric], "float | None"]
+ComponentFn = Callable[[RewardInput, LogMetric], "float | None"]
 _Fn = TypeVar("_Fn", bound=ComponentFn)
 
 _KINDS: tuple[str, ...] = ("score", "penalty")

@@ -6,10 +6,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wikigym.envs.rewards.config import RewardConfig, check_finite
+from wikigym.envs.rewards.config import RewardConfig
 from wikigym.envs.rewards.inputs import RewardInput, episode_metrics
 from wikigym.envs.rewards.outcome import EpisodeOutcome
 from wikigym.envs.rewards.registry import RewardComponent, component
+from wikigym.envs.rewards.settings import check_finite
 
 __all__ = ["RewardBreakdown", "compute_reward", "per_step_rewards"]
 
