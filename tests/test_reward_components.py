@@ -7,8 +7,10 @@ import dataclasses
 import math
 import pickle
 
+import gymnasium as gym
 import pytest
 
+import wikigym  # noqa: F401  (registers the envs)
 from wikigym.envs.rewards import (
     DEFAULT_WEIGHTS,
     EpisodeOutcome,
@@ -174,3 +176,17 @@ def test_config_is_a_value() -> None:
     source["format"] = 1.0  # the config keeps its own copy
     assert dict(cfg.weights) == {"outcome": 1.0}
     assert RewardConfig().with_weights(outcome=0.5) != RewardConfig()
+
+
+def test_an_env_reports_a_registered_component_by_its_name() -> None:
+    cfg = RewardConfig(weights={"outcome": 1.0, "test_brevity": 0.5, "penalty": 1.0})
+    env = gym.make("Calc-v0", reward=cfg)
+    env.reset(seed=1)
+    _, _, _, _, info = env.step("<answer>nope</answer>")
+    env.reset(seed=1)
+    _, reward, _, _, info = env.step(f"<answer>{info['gold']}</answer>")
+    assert list(info["reward_components"]) == ["outcome", "test_brevity", "penalty"]
+    assert info["reward_components"]["test_brevity"] == 1.0
+    assert info["reward_metrics"]["answer_words"] == 1.0
+    assert reward == 1.5
+    env.close()

@@ -112,6 +112,12 @@ def check_citations(outcome: EpisodeOutcome) -> CitationCheck:
     return CitationCheck(cited=cited, valid=valid, nonexistent=nonexistent, unseen=unseen)
 
 
+def _contains_entity(normalized_text: str, entity: str) -> bool:
+    needle = normalize_answer(entity)
+    # An entity that normalises to nothing ("The") cannot be checked: not supported.
+    return bool(needle) and f" {needle} " in f" {normalized_text} "
+
+
 def rubric_support(outcome: EpisodeOutcome, valid: tuple[str, ...]) -> RubricSupport:
     """Rubric support by the valid citations: a passage of the entry, or all its entities in
     the text of one valid citation (normalised, on word boundaries)."""
@@ -174,12 +180,6 @@ class RewardInput:
             citations=citations,
             rubric_support=rubric_support(outcome, citations.valid),
         )
-
-
-def _contains_entity(normalized_text: str, entity: str) -> bool:
-    needle = normalize_answer(entity)
-    # An entity that normalises to nothing ("The") cannot be checked: not supported.
-    return bool(needle) and f" {needle} " in f" {normalized_text} "
 
 
 def episode_metrics(inp: RewardInput) -> dict[str, float]:

@@ -30,7 +30,7 @@ __all__ = [
 
 ComponentKind = Literal["score", "penalty"]
 LogMetric = Callable[[str, float], None]
-ComponentFn = Callable[[RewardInput, LogMetric], "float | None"]
+ComponentFn = Callable[[RewardInput, LogMetric], float | None]
 _Fn = TypeVar("_Fn", bound=ComponentFn)
 
 _KINDS: tuple[str, ...] = ("score", "penalty")
