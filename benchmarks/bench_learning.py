@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         max_steps=args.grpo_steps,
         num_rows=512,
         seed=args.seed,
-        env_kwargs={"level": 1, "reward": RewardConfig(w_outcome=1.0, w_format=1.0)},
+        env_kwargs={"level": 1, "reward": RewardConfig().with_weights(format=1.0)},
         overrides={
             "learning_rate": 5e-4,
             "num_generations": 8,

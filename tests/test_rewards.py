@@ -1,4 +1,5 @@
-"""Reward components of wikigym.envs.rewards: outcome, decay, citations, penalties, masking."""
+"""Reward components of wikigym.envs.rewards: outcome, decay, citations, penalties, masking,
+the registry and the weights listing."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from wikigym.envs.rewards import (
     PRESETS,
     EpisodeOutcome,
     RewardConfig,
-    RubricItem,
     compute_reward,
     per_step_rewards,
 )
+from wikigym.tasks.taskset import RubricEntry
 
 GOLDS = ("Eiffel Tower", "La tour Eiffel")
 TEXTS = {
@@ -68,7 +69,7 @@ def check_total(b: object, cfg: RewardConfig) -> None:
         ({"gamma": 0.0}, r"gamma must be in \(0, 1\]"),
         ({"gamma": 1.5}, "gamma must be"),
         ({"gamma": math.nan}, "gamma must be"),
-        ({"w_outcome": -1.0}, "w_outcome must be"),
+        ({"weights": {"outcome": -1.0}}, r"weights\['outcome'\] must be"),
         ({"penalty_cap": math.inf}, "penalty_cap must be"),
         ({"f1_threshold": 1.2}, "f1_threshold must be"),
     ],
@@ -79,8 +80,8 @@ def test_config_rejects_bad_values(kwargs: dict, message: str) -> None:
 
 
 def test_config_rejects_non_numbers() -> None:
-    with pytest.raises(TypeError, match="w_citation must be a number"):
-        RewardConfig(w_citation=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"weights\['citation'\] must be a number"):
+        RewardConfig(weights={"citation": True})
 
 
 def test_presets() -> None:
@@ -160,7 +161,7 @@ def test_gamma_decay_on_outcome(steps: int, expected: float) -> None:
 
 
 def test_gamma_decay_leaves_other_components() -> None:
-    cfg = RewardConfig(gamma=0.5, w_format=1.0)
+    cfg = RewardConfig(gamma=0.5).with_weights(format=1.0)
     b = compute_reward(outcome(steps_used=3), cfg)
     assert b.components == {"outcome": 0.25, "format": 1.0, "penalty": 0.0}
 
@@ -242,14 +243,14 @@ def test_no_penalty_is_positive_zero() -> None:
 # --- Rubric support --------------------------------------------------------------------------
 
 RUBRIC = (
-    RubricItem("[A] is in Paris", passage_ids=("p1",), entities=("Eiffel Tower", "Paris")),
-    RubricItem(
-        "[A] was built by Gustave Eiffel", passage_ids=("p2",), entities=("Gustave Eiffel",)
+    RubricEntry(text="[A] is in Paris", passage_ids=[1], entities=["Eiffel Tower", "Paris"]),
+    RubricEntry(
+        text="[A] was built by Gustave Eiffel", passage_ids=[2], entities=["Gustave Eiffel"]
     ),
-    RubricItem("[A] was completed in 1889", passage_ids=("p4",), entities=("1889",)),
-    RubricItem("Paris is in France", passage_ids=("p9",), connected_to_answer=False),
+    RubricEntry(text="[A] was completed in 1889", passage_ids=[4], entities=["1889"]),
+    RubricEntry(text="Paris is in France", passage_ids=[9], connected_to_answer=False),
 )
-CITE = RewardConfig(w_citation=1.0)
+CITE = RewardConfig().with_weights(citation=1.0)
 
 
 def cited(citations: tuple[str, ...], seen: tuple[str, ...] | None = None, **kw: object) -> object:
@@ -288,7 +289,7 @@ def test_rubric_entity_fallback() -> None:
 
 
 def test_rubric_entity_that_normalises_to_nothing_is_not_evidence() -> None:
-    rubric = (RubricItem("article only", entities=("The",)),)
+    rubric = (RubricEntry(text="article only", entities=["The"]),)
     b = compute_reward(
         outcome(rubric=rubric, citations=("p1",), seen_passages=frozenset({"p1"})), CITE
     )
@@ -296,7 +297,7 @@ def test_rubric_entity_that_normalises_to_nothing_is_not_evidence() -> None:
 
 
 def test_no_rubric_component_absent_and_weights_renormalised() -> None:
-    cfg = RewardConfig(w_outcome=1.0, w_citation=0.5)
+    cfg = RewardConfig().with_weights(outcome=1.0, citation=0.5)
     b = compute_reward(outcome(), cfg)
     assert "citation" not in b.components
     assert "rubric_support" not in b.metrics
@@ -306,12 +307,12 @@ def test_no_rubric_component_absent_and_weights_renormalised() -> None:
     b2 = compute_reward(outcome(rubric=only_unconnected), cfg)
     assert "citation" not in b2.components
     # Only citation weighted and absent: nothing left to score, total 0.
-    b3 = compute_reward(outcome(), RewardConfig(w_outcome=0.0, w_citation=1.0))
+    b3 = compute_reward(outcome(), RewardConfig().with_weights(outcome=0.0, citation=1.0))
     assert b3.total == 0.0
 
 
 def test_citation_gate() -> None:
-    gated = RewardConfig(w_citation=1.0, citation_gate=True)
+    gated = RewardConfig(citation_gate=True).with_weights(citation=1.0)
     episode = outcome(rubric=RUBRIC, citations=("p1",), seen_passages=frozenset({"p1"}))
     right = compute_reward(episode, gated)
     wrong = compute_reward(dataclasses.replace(episode, answer="Big Ben"), gated)
@@ -325,7 +326,7 @@ def test_citation_gate() -> None:
 
 
 def test_format_component() -> None:
-    cfg = RewardConfig(w_format=1.0)
+    cfg = RewardConfig().with_weights(format=1.0)
     assert compute_reward(outcome(), cfg).components["format"] == 1.0
     assert compute_reward(outcome(answer="  "), cfg).components["format"] == 0.0
     assert compute_reward(outcome(answer=None), cfg).components["format"] == 0.0
@@ -367,11 +368,12 @@ def test_truncated_episode_is_masked() -> None:
         ({"max_steps": 0, "steps_used": 0}, ValueError, "max_steps >= 1"),
         ({"golds": ()}, ValueError, "golds is empty"),
         ({"golds": "Eiffel Tower"}, TypeError, "wrap it"),
+        ({"golds": 5}, TypeError, "golds must be a sequence of str, got int"),
         ({"answer": 3}, TypeError, "answer must be a str or None"),
         ({"tool_errors": {"unknown_tool": -1}}, ValueError, ">= 0"),
         ({"tool_errors": {"unknown_tool": 1.5}}, TypeError, "str to int"),
         ({"citations": ("p1", 2)}, TypeError, "citations must hold only str"),
-        ({"rubric": ("fact",)}, TypeError, "RubricItem"),
+        ({"rubric": ("fact",)}, TypeError, "RubricEntry"),
     ],
 )
 def test_episode_outcome_validation(overrides: dict, error: type, message: str) -> None:
@@ -380,24 +382,35 @@ def test_episode_outcome_validation(overrides: dict, error: type, message: str) 
 
 
 def test_lists_are_accepted_and_frozen() -> None:
-    episode = outcome(golds=["Eiffel Tower"], citations=["p1"], seen_passages=["p1"])
+    episode = outcome(
+        golds=["Eiffel Tower"], citations=["p1"], seen_passages=["p1"], rubric=[RUBRIC[0]]
+    )
     assert episode.golds == ("Eiffel Tower",)
     assert episode.seen_passages == frozenset({"p1"})
-    assert RubricItem("x", passage_ids=["p1"]).passage_ids == ("p1",)  # type: ignore[arg-type]
+    assert episode.rubric == (RUBRIC[0],)
 
 
 # --- Properties ------------------------------------------------------------------------------
 
 _IDS = st.sampled_from(["p1", "p2", "p3", "p4", "ghost", "q"])
+_SCORES = ("outcome", "citation", "format")
+
+
+@st.composite
+def _weights(draw: st.DrawFn) -> dict[str, float]:
+    """Any subset of the scores, in any order, and the penalty, each with a weight."""
+    names = draw(st.permutations([*_SCORES, "penalty"]))
+    listed = [n for n in names if n == "penalty" or draw(st.booleans())]
+    return {n: draw(st.floats(0.0, 2.0 if n == "penalty" else 5.0)) for n in listed}
+
+
 _CONFIGS = st.builds(
     RewardConfig,
+    weights=_weights(),
     outcome=st.sampled_from(["binary", "f1", "threshold"]),
     f1_threshold=st.floats(0.0, 1.0),
     gamma=st.floats(1e-3, 1.0),
     per_step=st.booleans(),
-    w_outcome=st.floats(0.0, 5.0),
-    w_citation=st.floats(0.0, 5.0),
-    w_format=st.floats(0.0, 5.0),
     citation_gate=st.booleans(),
     penalty_unknown_tool=st.floats(0.0, 2.0),
     penalty_invalid_arguments=st.floats(0.0, 2.0),
@@ -406,12 +419,12 @@ _CONFIGS = st.builds(
 )
 _RUBRICS = st.lists(
     st.builds(
-        RubricItem,
+        RubricEntry,
         text=st.just("fact"),
-        passage_ids=st.lists(_IDS, max_size=2).map(tuple),
+        passage_ids=st.lists(st.sampled_from([1, 2, 3, 4, 7]), max_size=2),
         entities=st.lists(
             st.sampled_from(["Paris", "1889", "Eiffel", "The", "Zürich"]), max_size=2
-        ).map(tuple),
+        ),
         connected_to_answer=st.booleans(),
     ),
     max_size=4,
@@ -443,9 +456,10 @@ def _episodes(draw: st.DrawFn) -> EpisodeOutcome:
 def test_total_is_finite_bounded_and_order_free(episode: EpisodeOutcome, cfg: RewardConfig) -> None:
     b = compute_reward(episode, cfg)
     check_total(b, cfg)
-    for name in ("outcome", "citation", "format"):
+    for name in _SCORES:
         if name in b.components:
             assert 0.0 <= b.components[name] <= 1.0
+    assert list(b.components) == [n for n in cfg.weights if n in b.components]
     assert -cfg.penalty_cap <= b.components["penalty"] <= 0.0
     if cfg.per_step:
         assert b.step_rewards is not None
@@ -458,8 +472,8 @@ def test_total_is_finite_bounded_and_order_free(episode: EpisodeOutcome, cfg: Re
 
 
 def test_subnormal_weights_do_not_overflow() -> None:
-    """Found by hypothesis: w_format = 5e-324 with no citation component scaled to inf/nan."""
-    cfg = RewardConfig(w_outcome=0.0, w_citation=1.0, w_format=5e-324)
+    """Found by hypothesis: a format weight of 5e-324 without citation scaled to inf/nan."""
+    cfg = RewardConfig().with_weights(outcome=0.0, citation=1.0, format=5e-324)
     b = compute_reward(outcome(answer=None, golds=GOLDS, steps_used=0, max_steps=1), cfg)
     assert all(math.isfinite(w) for w in b.weights.values()), b.weights
     check_total(b, cfg)
@@ -471,15 +485,20 @@ def test_subnormal_weights_do_not_overflow() -> None:
 def test_hotpotqa_supporting_paragraphs_as_rubric(shared_data: Path) -> None:
     path = shared_data / "qa" / "hotpotqa-distractor-300.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    cfg = RewardConfig(w_citation=1.0)
+    cfg = RewardConfig().with_weights(citation=1.0)
     distractor_support = []
     for row in rows:
-        paragraphs = {
+        by_title = {
             t: "".join(s)
             for t, s in zip(row["context"]["title"], row["context"]["sentences"], strict=True)
         }
-        support = tuple(dict.fromkeys(row["supporting_facts"]["title"]))
-        rubric = tuple(RubricItem(t, passage_ids=(t,), entities=(t,)) for t in support)
+        number = {t: i for i, t in enumerate(by_title)}  # the paragraph titled t is p<i>
+        paragraphs = {f"p{number[t]}": text for t, text in by_title.items()}
+        support_titles = tuple(dict.fromkeys(row["supporting_facts"]["title"]))
+        support = tuple(f"p{number[t]}" for t in support_titles)
+        rubric = tuple(
+            RubricEntry(text=t, passage_ids=[number[t]], entities=[t]) for t in support_titles
+        )
         base = EpisodeOutcome(
             answer=row["answer"],
             golds=(row["answer"],),

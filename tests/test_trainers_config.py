@@ -95,9 +95,9 @@ def test_grpo_config_with_vllm_keeps_is_correction(tmp_path: Path, mode: str) ->
 
 def test_reward_flags() -> None:
     base = reward_config_for(TrainConfig(output_dir="x"))
-    assert base.gamma == 1.0 and base.w_citation == 0.0 and base.outcome == "binary"
+    assert base.gamma == 1.0 and base.weights["citation"] == 0.0 and base.outcome == "binary"
     flagged = reward_config_for(TrainConfig(output_dir="x", gamma=0.9, citations=True))
-    assert flagged.gamma == 0.9 and flagged.w_citation == 0.5 and flagged.citation_gate
+    assert flagged.gamma == 0.9 and flagged.weights["citation"] == 0.5 and flagged.citation_gate
 
 
 def test_cli_parses_train_and_export(tmp_path: Path) -> None:

@@ -53,3 +53,11 @@ class SynthError(WikigymError):
 
 class EvalError(WikigymError):
     """An evaluation cannot run or found a broken task (bad agent spec, oracle failure, ...)."""
+
+
+class RewardConfigError(WikigymError, ValueError):
+    """A reward config has a value out of range or names an unknown preset or component."""
+
+
+class UnknownRewardComponentError(RewardConfigError):
+    """A reward config lists a component that is not registered."""

@@ -29,13 +29,13 @@ from wikigym.envs.codes import ErrorCode
 from wikigym.envs.registry import run_tool
 from wikigym.envs.render import render
 from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
-from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, RubricItem, compute_reward
+from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
 from wikigym.envs.tool_specs import ToolName, describe_tools
 from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.tasks.defaults import resolve_resources
-from wikigym.tasks.refs import parse_ref, passage_ref
+from wikigym.tasks.refs import parse_ref
 from wikigym.tasks.taskset import Task, TaskSet
 
 ToolFormat = Literal["hermes", "json", "search-r1"]
@@ -297,15 +297,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             citations=citations,
             seen_passages=frozenset(ep.seen),
             existing=self._exists,
-            rubric=tuple(
-                RubricItem(
-                    text=r.text,
-                    passage_ids=tuple(passage_ref(p) for p in r.passage_ids),
-                    entities=tuple(r.entities),
-                    connected_to_answer=r.connected_to_answer,
-                )
-                for r in ep.task.rubric
-            ),
+            rubric=tuple(ep.task.rubric),
             passage_text=self._ref_text,
             tool_errors=dict(ep.errors),
         )

@@ -87,8 +87,8 @@ def reward_config_for(cfg: TrainConfig) -> Any:
     rc = RewardConfig.from_name(cfg.reward)
     if cfg.gamma is not None:
         rc = replace(rc, gamma=cfg.gamma)
-    if cfg.citations and rc.w_citation == 0.0:
-        rc = replace(rc, w_citation=0.5, citation_gate=True)
+    if cfg.citations and rc.weights.get("citation", 0.0) == 0.0:
+        rc = replace(rc.with_weights(citation=0.5), citation_gate=True)
     return rc
 
 
