@@ -33,3 +33,11 @@ class SandboxUnavailableError(WikigymError):
 
 class TaskSetError(WikigymError):
     """A TaskSet file is missing fields, malformed, or for another snapshot."""
+
+
+class ConfigError(WikigymError):
+    """A command-line option or config value is unknown, out of range or unusable."""
+
+
+class OutputExistsError(WikigymError):
+    """An output path exists and replacing it was not asked for (``--overwrite``)."""

@@ -39,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--out", required=True, type=Path, help="TaskSet file to write (.jsonl or .parquet)"
     )
     i.add_argument("--corpus", type=Path, default=None, help="snapshot directory (hotpotqa only)")
+    i.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     i.set_defaults(func=cmd_import)
 
     n = tsub.add_parser("info", help="count, taskset_id and levels of a TaskSet file")
@@ -50,10 +51,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def cmd_import(args: argparse.Namespace) -> int:
     """``wikigym tasks import FORMAT FILE --out TASKS [--corpus DIR]``."""
     from wikigym.envs import importers  # imported on use: keeps ``wikigym --help`` fast
+    from wikigym.outputs import atomic_output, refuse_existing
 
     out: Path = args.out
     if out.suffix not in TASKSET_SUFFIXES:
         raise TaskSetError(f"--out must end in .jsonl or .parquet, got {out.name!r}")
+    refuse_existing(out, args.overwrite)
     if args.corpus is not None and args.format != "hotpotqa":
         raise TaskSetError(
             f"--corpus is only used by the hotpotqa importer, not {args.format}; leave it out"
@@ -70,7 +73,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         taskset = importers.import_nq_open(args.file)
     else:
         taskset = importers.import_jsonl(args.file)
-    taskset.save(out)
+    with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
+        taskset.save(tmp)
     print(f"imported {len(taskset)} tasks -> {out}")
     print(f"taskset_id {taskset.taskset_id}")
     if report is not None and args.corpus is not None:
