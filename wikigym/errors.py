@@ -35,7 +35,7 @@ class TaskSetError(WikigymError):
     """A TaskSet file is missing fields, malformed, or for another snapshot."""
 
 
-class ConfigError(WikigymError):
+class ConfigError(WikigymError, ValueError):
     """A command-line option or config value is unknown, out of range or unusable."""
 
 

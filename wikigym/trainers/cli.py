@@ -56,11 +56,12 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
 
 def cmd_train_sft(args: argparse.Namespace) -> int:
     """Fine-tune on an export; the run directory appears only when the run is complete."""
-    from wikigym.outputs import atomic_output
+    from wikigym.outputs import atomic_output, refuse_existing
     from wikigym.trainers.grpo import resolve_model
     from wikigym.trainers.sft import load_sft_dataset, run_sft
 
     cfg = dataclass_from_args(SFTRunConfig, args)
+    refuse_existing(cfg.output_dir, cfg.overwrite)  # before loading anything
     model = resolve_model(TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model))
     dataset = load_sft_dataset(cfg.data)
     with atomic_output(cfg.output_dir, overwrite=cfg.overwrite) as tmp:
@@ -82,18 +83,21 @@ def cmd_train_sft(args: argparse.Namespace) -> int:
 
 def cmd_export_sft(args: argparse.Namespace) -> int:
     """Write the oracle chats of a TaskSet; print the file and its number of chats."""
+    from wikigym.outputs import refuse_existing
     from wikigym.trainers.adapter import EnvSpec
+    from wikigym.trainers.grpo import check_env_inputs
     from wikigym.trainers.sft import export_sft
 
     cfg = dataclass_from_args(ExportConfig, args)
+    refuse_existing(cfg.out, cfg.overwrite)  # before building the default world
     spec = EnvSpec(
         env_id="WikiSearch-v0",
         corpus=cfg.corpus,
         tasks=cfg.tasks,
         kwargs={"python": "off", "max_steps": cfg.max_env_steps},
     )
+    check_env_inputs(spec)
     path = export_sft(spec, cfg.out, limit=cfg.limit, overwrite=cfg.overwrite)
     n = sum(1 for _ in path.open(encoding="utf-8"))
     print(f"{path}: {n} chats")
     return 0
-

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,25 @@ def env_spec_for(cfg: TrainConfig) -> EnvSpec:
     if cfg.env.split(":")[-1].startswith("WikiSearch"):
         kwargs.setdefault("max_steps", cfg.max_env_steps)
         kwargs.setdefault("python", "off" if cfg.preset == "cpu-tiny" else "auto")
-    return EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
+    spec = EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
+    check_env_inputs(spec)
+    return spec
+
+
+def check_env_inputs(spec: EnvSpec) -> None:
+    """Refuse, before any heavy work, a corpus or TaskSet path that cannot be what it names.
+
+    Raises:
+        ConfigError: A path that does not exist, or a corpus/TaskSet for an env without one.
+    """
+    paths = {"--corpus": spec.corpus, "--tasks": spec.tasks}
+    given = [flag for flag, value in paths.items() if isinstance(value, (str, Path))]
+    if given and not spec.is_wiki():
+        raise ConfigError(f"{spec.env_id} takes no {' or '.join(given)}; drop them")
+    if isinstance(spec.corpus, (str, Path)) and not Path(spec.corpus).is_dir():
+        raise ConfigError(f"--corpus {spec.corpus} is not a directory; pass a snapshot directory")
+    if isinstance(spec.tasks, (str, Path)) and not Path(spec.tasks).is_file():
+        raise ConfigError(f"--tasks {spec.tasks} is not a file; pass a TaskSet (.jsonl/.parquet)")
 
 
 def _looks_like_path(model: str) -> bool:
@@ -202,8 +221,12 @@ def build_grpo_config(cfg: TrainConfig, preset: GRPOPreset, *, max_env_steps: in
     """TRL's ``GRPOConfig`` from :func:`grpo_config_kwargs`."""
     from trl import GRPOConfig
 
+    kwargs = grpo_config_kwargs(cfg, preset, max_env_steps=max_env_steps)
     try:
-        return GRPOConfig(**grpo_config_kwargs(cfg, preset, max_env_steps=max_env_steps))
+        with warnings.catch_warnings():
+            # transformers 5 renames gradient_checkpointing (TRL's name, the presets' name).
+            warnings.filterwarnings("ignore", "`gradient_checkpointing` is deprecated")
+            return GRPOConfig(**kwargs)
     except (TypeError, ValueError) as exc:  # an unknown override name, settings TRL refuses
         raise ConfigError(f"GRPOConfig refused the run's settings: {exc}") from exc
 
@@ -239,13 +262,13 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         torch.set_num_threads(1)
     _quiet_masked_warning()
     spec = env_spec_for(cfg)
+    max_env_steps = int(spec.kwargs.get("max_steps", 1))
+    args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)  # checks the settings
     model = resolve_model(cfg)
     tokenizer = load_tokenizer(model)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    max_env_steps = int(spec.kwargs.get("max_steps", 1))
-    args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)
     rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
     dataset = Dataset.from_list(rows)
     sink = EpisodeSink()
