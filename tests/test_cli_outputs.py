@@ -163,3 +163,18 @@ def test_train_failing_midway_leaves_nothing(tmp_path: Path) -> None:
     argv = ["train", "sft", "--data", str(data), "--output-dir", str(sft), "--model", str(bad)]
     assert wikigym_main(argv) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["badmodel", "sft.jsonl"]
+
+
+def test_demo_replaces_only_its_own_report(tmp_path: Path) -> None:
+    from wikigym.cli import is_demo_report
+
+    report = tmp_path / "wikigym-demo"
+    assert not is_demo_report(report)
+    (report / "oracle").mkdir(parents=True)
+    (report / "heuristic").mkdir()
+    (report / "oracle" / "summary.json").write_text("{}")
+    assert is_demo_report(report)
+    (report / "notes.txt").write_text("mine")
+    assert not is_demo_report(report)
+    assert wikigym_main(["demo", "--report", str(report)]) == 1  # refused before any work
+    assert (report / "notes.txt").is_file()

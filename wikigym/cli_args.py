@@ -54,7 +54,9 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _bounded(kind: type, low: float | None) -> Callable[[str], Any]:
+def bounded(kind: type, low: float | None = None) -> Callable[[str], Any]:
+    """An argparse ``type`` that reads an ``int`` or ``float`` and refuses values below ``low``."""
+
     def parse(text: str) -> Any:
         try:
             value = kind(text)
@@ -111,7 +113,7 @@ def add_dataclass_arguments(
             kwargs["metavar"] = meta.get("metavar", "JSON")
         elif base in _SCALARS:
             if base in (int, float):
-                kwargs["type"] = _bounded(base, meta.get("min"))
+                kwargs["type"] = bounded(base, meta.get("min"))
             elif base is Path:
                 kwargs["type"] = Path
             if "choices" in meta:

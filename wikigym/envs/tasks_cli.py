@@ -51,12 +51,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def cmd_import(args: argparse.Namespace) -> int:
     """``wikigym tasks import FORMAT FILE --out TASKS [--corpus DIR]``."""
     from wikigym.envs import importers  # imported on use: keeps ``wikigym --help`` fast
-    from wikigym.outputs import atomic_output, refuse_existing
+    from wikigym.outputs import atomic_output
 
     out: Path = args.out
     if out.suffix not in TASKSET_SUFFIXES:
         raise TaskSetError(f"--out must end in .jsonl or .parquet, got {out.name!r}")
-    refuse_existing(out, args.overwrite)
     if args.corpus is not None and args.format != "hotpotqa":
         raise TaskSetError(
             f"--corpus is only used by the hotpotqa importer, not {args.format}; leave it out"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from wikigym.cli_args import bounded
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.eval.agents import AGENT_SPECS, EvalError
 
@@ -34,11 +35,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--agent", required=True, help=f"one of: {', '.join(AGENT_SPECS)}", metavar="AGENT"
     )
     p.add_argument(
-        "--episodes", type=int, default=None, help="episodes to run (default: one per task)"
+        "--episodes",
+        type=bounded(int, 1),
+        default=None,
+        help="episodes to run (default: one per task)",
     )
     p.add_argument("--report", type=Path, default=Path("eval-report"), help="report folder")
     p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
-    p.add_argument("--max-steps", type=int, default=12, help="step budget per episode")
+    p.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget per episode")
     p.add_argument("--seed", type=int, default=0, help="base seed (episode i resets with seed+i)")
     p.add_argument(
         "--python", choices=["off", "auto", "unsafe"], default="off", help="python tool mode"
@@ -46,10 +50,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--reward", default="binary", choices=REWARD_PRESETS, help="reward preset")
     p.add_argument("--model", default=None, help="model name for openai:URL agents")
     p.add_argument(
-        "--timeout", type=float, default=120.0, help="per-request timeout (s) for openai:URL"
+        "--timeout",
+        type=bounded(float, 0.001),
+        default=120.0,
+        help="per-request timeout (s) for openai:URL",
     )
     p.add_argument(
-        "--max-new-tokens", type=int, default=512, help="generation budget per turn (models)"
+        "--max-new-tokens",
+        type=bounded(int, 1),
+        default=512,
+        help="generation budget per turn (models)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_eval)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wikigym.cli_args import bounded
 from wikigym.cliutil import CliParser, run_command
 from wikigym.synth.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES
@@ -37,22 +38,12 @@ def _snapshot(corpus: str | None) -> Snapshot:
     return Snapshot.open(corpus)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
 def add_commands(parser: argparse.ArgumentParser) -> None:
     """Add ``generate``, ``verify`` and ``stats`` to ``parser`` (``synth`` or ``wikigym synth``)."""
     sub = parser.add_subparsers(dest="synth_command", required=True, metavar="COMMAND")
     g = sub.add_parser("generate", help="make a TaskSet of proved questions")
     g.add_argument("--difficulty", choices=DIFFICULTIES, default="mixed")
-    g.add_argument("--n", type=_positive, default=100, help="number of tasks (default 100)")
+    g.add_argument("--n", type=bounded(int, 1), default=100, help="number of tasks (default 100)")
     g.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out", default="tasks.jsonl", help=".jsonl or .parquet (default tasks.jsonl)")

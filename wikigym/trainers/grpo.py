@@ -157,11 +157,12 @@ def _looks_like_path(model: str) -> bool:
     )
 
 
-def resolve_model(cfg: TrainConfig) -> str:
-    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only).
+def check_model(cfg: TrainConfig) -> None:
+    """Refuse a run without a usable model before any work (nothing is loaded or built).
 
     Raises:
-        ConfigError: ``cfg.model`` is a local path that is not a model directory.
+        ConfigError: ``cfg.model`` is a local path that is not a model directory, or it is
+            missing with a preset other than cpu-tiny.
     """
     if cfg.model:
         path = Path(cfg.model).expanduser()
@@ -170,11 +171,21 @@ def resolve_model(cfg: TrainConfig) -> str:
                 f"model {cfg.model!r} is not a model directory (no config.json there); pass "
                 "--model with a directory written by save_pretrained or a Hugging Face model id"
             )
-        return cfg.model
-    if cfg.preset != "cpu-tiny":
-        raise WikigymError(
+    elif cfg.preset != "cpu-tiny":
+        raise ConfigError(
             f"--model is required with preset {cfg.preset!r}; only cpu-tiny builds a tiny local model"
         )
+
+
+def resolve_model(cfg: TrainConfig) -> str:
+    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only).
+
+    Raises:
+        ConfigError: See :func:`check_model`.
+    """
+    check_model(cfg)
+    if cfg.model:
+        return cfg.model
     from wikigym.corpora.default import cache_dir
     from wikigym.trainers.tiny import build_tiny_model
 
@@ -262,6 +273,7 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         torch.set_num_threads(1)
     _quiet_masked_warning()
     spec = env_spec_for(cfg)
+    check_model(cfg)
     max_env_steps = int(spec.kwargs.get("max_steps", 1))
     args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)  # checks the settings
     model = resolve_model(cfg)
