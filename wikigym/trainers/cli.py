@@ -57,13 +57,15 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
 def cmd_train_sft(args: argparse.Namespace) -> int:
     """Fine-tune on an export; the run directory appears only when the run is complete."""
     from wikigym.outputs import atomic_output, refuse_existing
-    from wikigym.trainers.grpo import resolve_model
+    from wikigym.trainers.grpo import check_model, resolve_model
     from wikigym.trainers.sft import load_sft_dataset, run_sft
 
     cfg = dataclass_from_args(SFTRunConfig, args)
     refuse_existing(cfg.output_dir, cfg.overwrite)  # before loading anything
-    model = resolve_model(TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model))
-    dataset = load_sft_dataset(cfg.data)
+    model_cfg = TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model)
+    check_model(model_cfg)
+    dataset = load_sft_dataset(cfg.data)  # before the tiny model is built
+    model = resolve_model(model_cfg)
     with atomic_output(cfg.output_dir, overwrite=cfg.overwrite) as tmp:
         final = run_sft(
             model,
