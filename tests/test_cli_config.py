@@ -102,3 +102,14 @@ def test_ci_runs_the_readme_main_job_in_a_fresh_venv() -> None:
     assert "python3 -m venv" in fresh and "activate" in fresh
     test_cmd = next(b for b in blocks if "pytest" in b)
     assert ci.index(test_cmd.strip()) < ci.index(fresh)
+
+
+def test_a_missing_extra_is_named_with_its_remedy() -> None:
+    from wikigym.cliutil import require_extra
+    from wikigym.errors import ConfigError
+
+    require_extra(("json",), "train", "wikigym train grpo")  # installed: nothing happens
+    with pytest.raises(
+        ConfigError, match=r"needs the 'train' extra \(no_such_mod_x not installed\)"
+    ):
+        require_extra(("json", "no_such_mod_x"), "train", "wikigym train grpo")

@@ -9,11 +9,12 @@ exits 130. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from wikigym.errors import WikigymError
+from wikigym.errors import ConfigError, WikigymError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -61,3 +62,17 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
         if exc.filename is None:  # not a named file the user pointed at: a bug, keep the trace
             raise
         return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+
+
+def require_extra(modules: Sequence[str], extra: str, command: str) -> None:
+    """Refuse ``command`` in one line when the optional ``extra`` it needs is not installed.
+
+    Raises:
+        ConfigError: One of ``modules`` cannot be imported (it is named, with the remedy).
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"{command} needs the '{extra}' extra ({', '.join(missing)} not installed); "
+            f"install it with: python3 -m pip install 'wikigym[{extra}]'"
+        )

@@ -15,8 +15,11 @@ import sys
 from pathlib import Path
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
+from wikigym.cliutil import require_extra
 from wikigym.trainers.grpo import TrainConfig
 from wikigym.trainers.sft import ExportConfig, SFTRunConfig
+
+TRAIN_MODULES: tuple[str, ...] = ("torch", "transformers", "datasets", "trl")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +47,7 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
     from wikigym.trainers.grpo import train
 
     cfg = dataclass_from_args(TrainConfig, args)
+    require_extra(TRAIN_MODULES, "train", "wikigym train grpo")
     if cfg.use_vllm in ("colocate", "server"):
         from wikigym.trainers.vllm import require_vllm
 
@@ -61,6 +65,7 @@ def cmd_train_sft(args: argparse.Namespace) -> int:
     from wikigym.trainers.sft import load_sft_dataset, run_sft
 
     cfg = dataclass_from_args(SFTRunConfig, args)
+    require_extra(TRAIN_MODULES, "train", "wikigym train sft")
     refuse_existing(cfg.output_dir, cfg.overwrite)  # before loading anything
     model_cfg = TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model)
     check_model(model_cfg)
