@@ -1,4 +1,7 @@
-"""The ``wikigym`` command line."""
+"""The ``wikigym`` command line: every room's commands under one parser and one runner.
+
+A mistake prints one line on stderr and exits non-zero (:mod:`wikigym.cliutil`).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wikigym import __version__
+from wikigym.cliutil import CliParser, run_command
 from wikigym.corpora import cli as corpus_cli
 from wikigym.errors import WikigymError
 from wikigym.eval import cli as eval_cli
+from wikigym.synth import cli as synth_cli
 from wikigym.tasks import cli as tasks_cli
 from wikigym.trainers import cli as trainers_cli
 
+DEMO_AGENTS: tuple[str, ...] = ("oracle", "heuristic")
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+def build_parser() -> CliParser:
+    """The ``wikigym`` parser (subparsers inherit its one-line usage errors)."""
+    parser = CliParser(
         prog="wikigym",
         description="Offline, deterministic Wikipedia search environments for RL on LLM agents.",
     )
@@ -24,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     corpus_cli.add_parser(sub)
     tasks_cli.add_parser(sub)
+    synth_cli.add_parser(sub)
     eval_cli.add_parser(sub)
     trainers_cli.add_parser(sub)
     d = sub.add_parser(
@@ -32,6 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate the oracle and heuristic agents",
     )
     d.add_argument("--report", type=Path, default=Path("wikigym-demo"), help="report folder")
+    d.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing report folder (a previous demo's is replaced without it)",
+    )
     d.set_defaults(func=cmd_demo)
     r = sub.add_parser(
         "replay", help="re-run a recorded trajectory; exit 1 at the first divergence"
@@ -47,25 +61,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def is_demo_report(path: Path) -> bool:
+    """Whether ``path`` holds a previous demo's report (which a new demo may replace)."""
+    if not path.is_dir():
+        return False
+    names = {p.name for p in path.iterdir()}
+    return (
+        bool(names) and names <= set(DEMO_AGENTS) and (path / "oracle" / "summary.json").is_file()
+    )
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Build (once) the default world and TaskSet, run oracle and heuristic, print a table."""
+    """Build (once) the default world and TaskSet, run oracle and heuristic, print a table.
+
+    The report folder appears only when both reports are complete.
+    """
     from wikigym.eval.factory import make_agent
     from wikigym.eval.report import write_report
     from wikigym.eval.runner import run_eval
+    from wikigym.outputs import atomic_output, refuse_existing
     from wikigym.tasks.defaults import default_resources, default_tasks_path
 
+    overwrite = args.overwrite or is_demo_report(args.report)
+    refuse_existing(args.report, overwrite)  # before the slow part
     snapshot, tasks = default_resources()
     print(
         f"world: {snapshot.path} ({snapshot.num_articles:,} articles, id {snapshot.snapshot_id[:12]})"
     )
     print(f"tasks: {default_tasks_path()} ({len(tasks)} tasks, id {tasks.taskset_id[:12]})")
     summaries = {}
-    for name in ("oracle", "heuristic"):
-        out = args.report / name
-        run = run_eval(
-            make_agent(name), default_tasks_path(), out, agent_name=name, corpus=snapshot.path
-        )
-        summaries[name] = write_report(run, out)
+    with atomic_output(args.report, overwrite=overwrite) as tmp:
+        for name in DEMO_AGENTS:
+            out = tmp / name
+            run = run_eval(
+                make_agent(name), default_tasks_path(), out, agent_name=name, corpus=snapshot.path
+            )
+            summaries[name] = write_report(run, out)
     levels = list(summaries["oracle"]["levels"])
     print(f"\n{'level':<8} {'tasks':>5}  {'oracle':>7}  {'heuristic':>9}  {'heur. steps':>11}")
     for level in [*levels, "overall"]:
@@ -86,7 +117,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     steps, divergence = replay(args.trajectory, trust=args.trust)
     if divergence is not None:
-        print(divergence.describe(), file=sys.stderr)
+        print(divergence.describe())  # the detail; the verdict is the one stderr line
         raise WikigymError(
             f"{args.trajectory}: replay diverged at step {divergence.step} ({divergence.field})"
         )
@@ -96,16 +127,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (one-line reason on stderr on failure)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except WikigymError as exc:
-        print(f"wikigym: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("wikigym: interrupted", file=sys.stderr)
-        return 130
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

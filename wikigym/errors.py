@@ -61,3 +61,11 @@ class RewardConfigError(WikigymError, ValueError):
 
 class UnknownRewardComponentError(RewardConfigError):
     """A reward config lists a component that is not registered."""
+
+
+class ConfigError(WikigymError, ValueError):
+    """A command-line option or config value is unknown, out of range or unusable."""
+
+
+class OutputExistsError(WikigymError):
+    """An output path exists and replacing it was not asked for (``--overwrite``)."""

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from wikigym.cli_args import bounded
+from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import EvalError
 from wikigym.eval.factory import AGENT_SPECS
 
@@ -34,31 +36,47 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--agent", required=True, help=f"one of: {', '.join(AGENT_SPECS)}", metavar="AGENT"
     )
     p.add_argument(
-        "--episodes", type=int, default=None, help="episodes to run (default: one per task)"
+        "--episodes",
+        type=bounded(int, 1),
+        default=None,
+        help="episodes to run (default: one per task)",
     )
     p.add_argument("--report", type=Path, default=Path("eval-report"), help="report folder")
-    p.add_argument("--max-steps", type=int, default=12, help="step budget per episode")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
+    p.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget per episode")
     p.add_argument("--seed", type=int, default=0, help="base seed (episode i resets with seed+i)")
     p.add_argument(
         "--python", choices=["off", "auto", "unsafe"], default="off", help="python tool mode"
     )
-    p.add_argument("--reward", default="binary", help="reward preset (binary, f1, shaped)")
+    p.add_argument("--reward", default="binary", choices=REWARD_PRESETS, help="reward preset")
     p.add_argument("--model", default=None, help="model name for openai:URL agents")
     p.add_argument(
-        "--timeout", type=float, default=120.0, help="per-request timeout (s) for openai:URL"
+        "--timeout",
+        type=bounded(float, 0.001),
+        default=120.0,
+        help="per-request timeout (s) for openai:URL",
     )
     p.add_argument(
-        "--max-new-tokens", type=int, default=512, help="generation budget per turn (models)"
+        "--max-new-tokens",
+        type=bounded(int, 1),
+        default=512,
+        help="generation budget per turn (models)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_eval)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Run the evaluation; exit 1 when the oracle fails a task or a task has no oracle."""
+    """Run the evaluation; exit 1 when the oracle fails a task or a task has no oracle.
+
+    The report folder appears only when the run and its report are complete.
+    """
     from wikigym.eval.factory import make_agent
     from wikigym.eval.report import write_report
     from wikigym.eval.runner import run_eval
+    from wikigym.outputs import atomic_output, refuse_existing
+
+    refuse_existing(args.report, args.overwrite)  # before loading models or building the world
 
     agent = make_agent(
         args.agent,
@@ -83,20 +101,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.quiet and (done[0] % 25 == 0):
             print(f"eval: {done[0]} episodes, {done[1]} solved", file=sys.stderr, flush=True)
 
-    run = run_eval(
-        agent,
-        args.tasks,
-        args.report,
-        agent_name=args.agent,
-        corpus=args.corpus,
-        episodes=args.episodes,
-        max_steps=args.max_steps,
-        seed=args.seed,
-        python=args.python,
-        reward=args.reward,
-        on_episode=progress,
-    )
-    summary = write_report(run, args.report)
+    with atomic_output(args.report, overwrite=args.overwrite) as tmp:
+        run = run_eval(
+            agent,
+            args.tasks,
+            tmp,
+            agent_name=args.agent,
+            corpus=args.corpus,
+            episodes=args.episodes,
+            max_steps=args.max_steps,
+            seed=args.seed,
+            python=args.python,
+            reward=args.reward,
+            on_episode=progress,
+        )
+        summary = write_report(run, tmp)
     overall = summary["overall"]
     for level, s in summary["levels"].items():
         print(

@@ -1,9 +1,10 @@
-"""The ``synth`` command line: generate, verify and describe question sets.
+"""The ``synth`` command line (also ``wikigym synth``): generate, verify and describe TaskSets.
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
-[--out FILE] [--relations R1,R2] [--yes-no] [--llm URL]``; ``synth verify FILE [--corpus DIR]``;
-``synth stats FILE [--json]``. Without ``--corpus`` the embedded default world is used (built
-into the user cache the first time). Errors print one line and exit 1.
+[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL]``;
+``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``. Without ``--corpus`` the
+embedded default world is used (built into the user cache the first time). Both entry points
+share :func:`wikigym.cliutil.run_command`: a mistake prints one line and exits non-zero.
 """
 
 from __future__ import annotations
@@ -14,16 +15,22 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from wikigym.corpora.snapshot import Snapshot
-from wikigym.errors import SynthError, WikigymError
-from wikigym.synth.generate import DIFFICULTIES, SynthConfig, generate_tasks
-from wikigym.synth.stats import format_stats, taskset_stats
-from wikigym.synth.verify import verify_taskset
-from wikigym.tasks.taskset import TaskSet
+from wikigym.cli_args import bounded
+from wikigym.cliutil import CliParser, run_command
+from wikigym.errors import SynthError
+from wikigym.synth.generate import DIFFICULTIES
+
+if TYPE_CHECKING:
+    from wikigym.corpora.snapshot import Snapshot
+
+TASKSET_SUFFIXES: tuple[str, ...] = (".jsonl", ".parquet")
 
 
 def _snapshot(corpus: str | None) -> Snapshot:
+    from wikigym.corpora.snapshot import Snapshot
+
     if corpus is None:
         from wikigym.corpora.default import ensure_default_snapshot
 
@@ -31,77 +38,109 @@ def _snapshot(corpus: str | None) -> Snapshot:
     return Snapshot.open(corpus)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="synth",
-        description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
-    )
-    sub = p.add_subparsers(dest="command", required=True)
+def add_commands(parser: argparse.ArgumentParser) -> None:
+    """Add ``generate``, ``verify`` and ``stats`` to ``parser`` (``synth`` or ``wikigym synth``)."""
+    sub = parser.add_subparsers(dest="synth_command", required=True, metavar="COMMAND")
     g = sub.add_parser("generate", help="make a TaskSet of proved questions")
     g.add_argument("--difficulty", choices=DIFFICULTIES, default="mixed")
-    g.add_argument("--n", type=int, default=100, help="number of tasks (default 100)")
+    g.add_argument("--n", type=bounded(int, 1), default=100, help="number of tasks (default 100)")
     g.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out", default="tasks.jsonl", help=".jsonl or .parquet (default tasks.jsonl)")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     g.add_argument("--relations", help="comma-separated relations the questions may use")
     g.add_argument("--yes-no", action="store_true", help="also make yes/no questions")
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
+    g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
-    v.add_argument("file")
+    v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
     v.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
+    v.set_defaults(func=cmd_verify)
     s = sub.add_parser("stats", help="counts by level, hops, constraint and answer types")
-    s.add_argument("file")
+    s.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    return p
+    s.set_defaults(func=cmd_stats)
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.command == "generate":
-        if Path(args.out).suffix not in (".jsonl", ".parquet"):
-            raise SynthError(f"--out must end in .jsonl or .parquet, got {args.out!r}")
-        snapshot = _snapshot(args.corpus)
-        rels = None
-        if args.relations:
-            rels = tuple(r.strip() for r in args.relations.split(",") if r.strip())
-        config = SynthConfig(
-            difficulty=args.difficulty,
-            n=args.n,
-            seed=args.seed,
-            relations=rels,
-            yes_no=args.yes_no,
-            llm=args.llm,
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``synth`` on the ``wikigym`` subparsers."""
+    add_commands(
+        sub.add_parser(
+            "synth",
+            help="synthesize verifiable multi-hop questions (generate, verify, stats)",
+            description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
         )
-        t0 = time.perf_counter()
-        tasks = generate_tasks(snapshot, config)
-        path = tasks.save(args.out)
-        dt = time.perf_counter() - t0
-        print(f"{len(tasks)} tasks -> {path} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
-        return 0
-    if args.command == "verify":
-        tasks = TaskSet.load(args.file)
-        snapshot = _snapshot(args.corpus)
-        failures = verify_taskset(tasks, snapshot)
-        for f in failures:
-            print(f"FAIL {f.task_id}: {f.reason}", file=sys.stderr)
-        bad = len({f.task_id for f in failures})
-        print(f"{len(tasks) - bad} of {len(tasks)} tasks verified against {snapshot.path}")
-        return 1 if failures else 0
+    )
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """``synth generate``: the TaskSet file appears only when every task is made."""
+    from wikigym.outputs import atomic_output, refuse_existing
+    from wikigym.synth.generate import SynthConfig, generate_tasks
+
+    out = Path(args.out)
+    if out.suffix not in TASKSET_SUFFIXES:
+        raise SynthError(f"--out must end in .jsonl or .parquet, got {args.out!r}")
+    refuse_existing(out, args.overwrite)  # before the slow part
+    snapshot = _snapshot(args.corpus)
+    rels = None
+    if args.relations:
+        rels = tuple(r.strip() for r in args.relations.split(",") if r.strip())
+    config = SynthConfig(
+        difficulty=args.difficulty,
+        n=args.n,
+        seed=args.seed,
+        relations=rels,
+        yes_no=args.yes_no,
+        llm=args.llm,
+    )
+    t0 = time.perf_counter()
+    tasks = generate_tasks(snapshot, config)
+    with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
+        tasks.save(tmp)
+    dt = time.perf_counter() - t0
+    print(f"{len(tasks)} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """``synth verify``: exit 1 naming each task that is not proved."""
+    from wikigym.synth.verify import verify_taskset
+    from wikigym.tasks.taskset import TaskSet
+
+    tasks = TaskSet.load(args.file)
+    snapshot = _snapshot(args.corpus)
+    failures = verify_taskset(tasks, snapshot)
+    for f in failures:
+        print(f"FAIL {f.task_id}: {f.reason}", file=sys.stderr)
+    bad = len({f.task_id for f in failures})
+    print(f"{len(tasks) - bad} of {len(tasks)} tasks verified against {snapshot.path}")
+    return 1 if failures else 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """``synth stats``: counts of a TaskSet, as a table or JSON."""
+    from wikigym.synth.stats import format_stats, taskset_stats
+    from wikigym.tasks.taskset import TaskSet
+
     stats = taskset_stats(TaskSet.load(args.file))
     print(json.dumps(stats, indent=2, sort_keys=True) if args.json else format_stats(stats))
     return 0
 
 
+def build_parser() -> CliParser:
+    """The parser of the ``synth`` script."""
+    parser = CliParser(
+        prog="synth",
+        description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
+    )
+    add_commands(parser)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``synth``."""
-    args = _parser().parse_args(argv)
-    try:
-        return _run(args)
-    except WikigymError as exc:
-        print(f"synth: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"synth: {exc.strerror or exc}: {Path(str(exc.filename or ''))}", file=sys.stderr)
-        return 1
+    """Entry point of ``synth``; returns the exit status."""
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

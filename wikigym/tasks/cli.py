@@ -44,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hotpotqa: import tasks whose evidence does not resolve in --corpus (or with no "
         "--corpus), marked as unresolved and without oracles, instead of failing",
     )
+    i.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     i.set_defaults(func=cmd_import)
 
     n = tsub.add_parser("info", help="count, taskset_id and levels of a TaskSet file")
@@ -54,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """``wikigym tasks import FORMAT FILE --out TASKS [--corpus DIR]``."""
+    from wikigym.outputs import atomic_output
     from wikigym.tasks import importers  # imported on use: keeps ``wikigym --help`` fast
 
     out: Path = args.out
@@ -81,7 +83,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         taskset = importers.import_nq_open(args.file)
     else:
         taskset = importers.import_jsonl(args.file)
-    taskset.save(out)
+    with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
+        taskset.save(tmp)
     print(f"imported {len(taskset)} tasks -> {out}")
     print(f"taskset_id {taskset.taskset_id}")
     if report is not None:

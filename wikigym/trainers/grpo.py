@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, field
+import warnings
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from wikigym.envs import ENV_IDS
 from wikigym.envs.recipe import env_spec, takes_corpus
-from wikigym.errors import WikigymError
+from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
+from wikigym.errors import ConfigError, WikigymError
+from wikigym.outputs import atomic_output
 from wikigym.trainers.adapter import (
     EnvSpec,
     dataset_rows,
@@ -25,49 +29,71 @@ from wikigym.trainers.adapter import (
     make_finish_episodes,
 )
 from wikigym.trainers.episodes import EpisodeSink
-from wikigym.trainers.presets import GRPOPreset, get_preset
+from wikigym.trainers.presets import PRESETS, GRPOPreset, get_preset
 
 TINY_MODEL_DIRNAME = "tiny-model"
+ROLLOUTS = ("environment_factory", "rollout_func")
+VLLM_MODES = ("colocate", "server", "off")
 
 
 @dataclass
 class TrainConfig:
-    """What ``wikigym train grpo`` runs (TRL-style fields with ``help``)."""
+    """What ``wikigym train grpo`` runs: each field is an option of the command
+    (:mod:`wikigym.cli_args`), with its ``help`` and, where they apply, ``choices`` and ``min``."""
 
     output_dir: str = field(metadata={"help": "Run directory (checkpoints, metrics.jsonl)."})
     model: str | None = field(
         default=None,
-        metadata={
-            "help": "Model path or hub name; None with cpu-tiny builds the tiny local model."
-        },
+        metadata={"help": "Model path or hub name; unset with cpu-tiny: the tiny local model."},
     )
-    env: str = field(default="WikiSearch-v0", metadata={"help": "Gymnasium env id."})
+    env: str = field(
+        default="WikiSearch-v0", metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
+    )
     tasks: str | None = field(default=None, metadata={"help": "TaskSet file (WikiSearch)."})
     corpus: str | None = field(default=None, metadata={"help": "Snapshot directory (WikiSearch)."})
-    preset: str = field(default="cpu-tiny", metadata={"help": "cpu-tiny, single-gpu, multi-gpu."})
+    preset: str = field(
+        default="cpu-tiny", metadata={"help": "Settings preset.", "choices": sorted(PRESETS)}
+    )
     use_vllm: str | None = field(
-        default=None, metadata={"help": "colocate or server (overrides the preset); None: preset."}
+        default=None,
+        metadata={
+            "help": "Generate with vLLM colocated or on a server, or not at all (overrides the "
+            "preset); unset: the preset's choice.",
+            "choices": VLLM_MODES,
+        },
     )
     vllm_server_url: str | None = field(
         default=None, metadata={"help": "Base URL of a running `trl vllm-serve` (server mode)."}
     )
-    max_steps: int | None = field(default=None, metadata={"help": "Optimizer steps (preset)."})
-    reward: str = field(default="binary", metadata={"help": "Env reward preset (binary default)."})
+    max_steps: int | None = field(
+        default=None, metadata={"help": "Optimizer steps (unset: the preset's).", "min": 1}
+    )
+    reward: str = field(
+        default="binary", metadata={"help": "Env reward preset.", "choices": REWARD_PRESETS}
+    )
     gamma: float | None = field(
-        default=None, metadata={"help": "Step decay of the outcome (gamma-decay); None: off."}
+        default=None,
+        metadata={"help": "Step decay of the outcome (gamma-decay); unset: off.", "min": 0.0},
     )
     citations: bool = field(
         default=False, metadata={"help": "Add the gated citation/rubric component."}
     )
-    max_env_steps: int = field(default=8, metadata={"help": "Env step budget per episode."})
-    num_rows: int | None = field(default=None, metadata={"help": "Dataset rows (tasks/episodes)."})
-    seed: int = field(default=0, metadata={"help": "Seed of data order, sampling and tiny model."})
+    max_env_steps: int = field(
+        default=8, metadata={"help": "Env step budget per episode.", "min": 1}
+    )
+    num_rows: int | None = field(
+        default=None, metadata={"help": "Dataset rows (tasks/episodes).", "min": 1}
+    )
+    seed: int = field(
+        default=0, metadata={"help": "Seed of data order, sampling and tiny model.", "min": 0}
+    )
     diagnostics: bool = field(default=True, metadata={"help": "Diagnostics callback."})
     rollout: str = field(
         default="environment_factory",
         metadata={
             "help": "environment_factory (TRL's tool loop) or rollout_func (episodes driven by "
-            "wikigym.trainers.rollout with the trainer's generation)."
+            "wikigym.trainers.rollout with the trainer's generation).",
+            "choices": ROLLOUTS,
         },
     )
     env_kwargs: dict[str, Any] = field(
@@ -76,12 +102,13 @@ class TrainConfig:
     overrides: dict[str, Any] = field(
         default_factory=dict, metadata={"help": "Preset field overrides (GRPOConfig names)."}
     )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an existing output directory."}
+    )
 
 
 def reward_config_for(cfg: TrainConfig) -> Any:
     """The env ``RewardConfig``: the named preset plus the ``--gamma`` / ``--citations`` flags."""
-    from dataclasses import replace
-
     from wikigym.envs.rewards import RewardConfig
 
     rc = RewardConfig.from_name(cfg.reward)
@@ -95,21 +122,71 @@ def reward_config_for(cfg: TrainConfig) -> Any:
 def env_spec_for(cfg: TrainConfig) -> EnvSpec:
     """The :class:`EnvSpec` of a run (WikiSearch gets the step budget; python off on CPU
     presets, where the sandbox is not the point)."""
+    if cfg.env.removeprefix("wikigym:") not in ENV_IDS:
+        raise ConfigError(f"unknown env {cfg.env!r}; expected one of {list(ENV_IDS)}")
     kwargs: dict[str, Any] = {"reward": reward_config_for(cfg), **cfg.env_kwargs}
     if takes_corpus(env_spec(cfg.env)):
         kwargs.setdefault("max_steps", cfg.max_env_steps)
         kwargs.setdefault("python", "off" if cfg.preset == "cpu-tiny" else "auto")
-    return EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
+    spec = EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
+    check_env_inputs(spec)
+    return spec
+
+
+def check_env_inputs(spec: EnvSpec) -> None:
+    """Refuse, before any heavy work, a corpus or TaskSet path that cannot be what it names.
+
+    Raises:
+        ConfigError: A path that does not exist, or a corpus/TaskSet for an env without one.
+    """
+    paths = {"--corpus": spec.corpus, "--tasks": spec.tasks}
+    given = [flag for flag, value in paths.items() if isinstance(value, (str, Path))]
+    if given and not spec.is_wiki():
+        raise ConfigError(f"{spec.env_id} takes no {' or '.join(given)}; drop them")
+    if isinstance(spec.corpus, (str, Path)) and not Path(spec.corpus).is_dir():
+        raise ConfigError(f"--corpus {spec.corpus} is not a directory; pass a snapshot directory")
+    if isinstance(spec.tasks, (str, Path)) and not Path(spec.tasks).is_file():
+        raise ConfigError(f"--tasks {spec.tasks} is not a file; pass a TaskSet (.jsonl/.parquet)")
+
+
+def _looks_like_path(model: str) -> bool:
+    """A local path rather than a hub id (``name`` or ``org/name``)."""
+    return (
+        Path(model).expanduser().exists()
+        or model.startswith(("/", ".", "~"))
+        or model.count("/") > 1
+    )
+
+
+def check_model(cfg: TrainConfig) -> None:
+    """Refuse a run without a usable model before any work (nothing is loaded or built).
+
+    Raises:
+        ConfigError: ``cfg.model`` is a local path that is not a model directory, or it is
+            missing with a preset other than cpu-tiny.
+    """
+    if cfg.model:
+        path = Path(cfg.model).expanduser()
+        if _looks_like_path(cfg.model) and not (path / "config.json").is_file():
+            raise ConfigError(
+                f"model {cfg.model!r} is not a model directory (no config.json there); pass "
+                "--model with a directory written by save_pretrained or a Hugging Face model id"
+            )
+    elif cfg.preset != "cpu-tiny":
+        raise ConfigError(
+            f"--model is required with preset {cfg.preset!r}; only cpu-tiny builds a tiny local model"
+        )
 
 
 def resolve_model(cfg: TrainConfig) -> str:
-    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only)."""
+    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only).
+
+    Raises:
+        ConfigError: See :func:`check_model`.
+    """
+    check_model(cfg)
     if cfg.model:
         return cfg.model
-    if cfg.preset != "cpu-tiny":
-        raise WikigymError(
-            f"--model is required with preset {cfg.preset!r}; only cpu-tiny builds a tiny local model"
-        )
     from wikigym.corpora.default import cache_dir
     from wikigym.trainers.tiny import build_tiny_model
 
@@ -156,10 +233,14 @@ def build_grpo_config(cfg: TrainConfig, preset: GRPOPreset, *, max_env_steps: in
     """TRL's ``GRPOConfig`` from :func:`grpo_config_kwargs`."""
     from trl import GRPOConfig
 
-    return GRPOConfig(**grpo_config_kwargs(cfg, preset, max_env_steps=max_env_steps))
-
-
-ROLLOUTS = ("environment_factory", "rollout_func")
+    kwargs = grpo_config_kwargs(cfg, preset, max_env_steps=max_env_steps)
+    try:
+        with warnings.catch_warnings():
+            # transformers 5 renames gradient_checkpointing (TRL's name, the presets' name).
+            warnings.filterwarnings("ignore", "`gradient_checkpointing` is deprecated")
+            return GRPOConfig(**kwargs)
+    except (TypeError, ValueError) as exc:  # an unknown override name, settings TRL refuses
+        raise ConfigError(f"GRPOConfig refused the run's settings: {exc}") from exc
 
 
 def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any | None]:
@@ -180,7 +261,6 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         raise WikigymError("generate= drives the rollout_func path; set rollout='rollout_func'")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
-    from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
     from wikigym.trainers.diagnostics import DiagnosticsCallback
@@ -194,13 +274,14 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         torch.set_num_threads(1)
     _quiet_masked_warning()
     spec = env_spec_for(cfg)
+    check_model(cfg)
+    max_env_steps = int(spec.kwargs.get("max_steps", 1))
+    args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)  # checks the settings
     model = resolve_model(cfg)
-    tokenizer = AutoTokenizer.from_pretrained(model)
+    tokenizer = load_tokenizer(model)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    max_env_steps = int(spec.kwargs.get("max_steps", 1))
-    args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)
     rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
     dataset = Dataset.from_list(rows)
     sink = EpisodeSink()
@@ -247,6 +328,20 @@ class _MaskedRowFilter(logging.Filter):
         return "All reward functions returned None" not in str(record.getMessage())
 
 
+def load_tokenizer(model: str) -> Any:
+    """The tokenizer of ``model``.
+
+    Raises:
+        ConfigError: It cannot be loaded (not downloadable, not a tokenizer).
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load the tokenizer of model {model!r}: {exc}") from exc
+
+
 def _quiet_masked_warning() -> None:
     log = logging.getLogger("trl.trainer.grpo_trainer")
     if not any(isinstance(f, _MaskedRowFilter) for f in log.filters):
@@ -269,13 +364,19 @@ def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:
 
     Writes ``OUTPUT_DIR/train_config.json``, ``metrics.jsonl`` (one object per logging step),
     ``diagnostics_summary.json`` and the final model.
+    The directory appears only when the run is complete (written as a hidden sibling, renamed
+    at the end); a failed run leaves nothing.
+
+    Raises:
+        OutputExistsError: ``OUTPUT_DIR`` exists and ``cfg.overwrite`` is false.
     """
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "train_config.json").write_text(
-        json.dumps(asdict(cfg), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
-    )
-    trainer, diagnostics = build_trainer(cfg, generate=generate)
-    trainer.train()
-    trainer.save_model(str(out / "final"))
-    return diagnostics.summary() if diagnostics is not None else {}
+    with atomic_output(cfg.output_dir, overwrite=cfg.overwrite) as tmp:
+        (tmp / "train_config.json").write_text(
+            json.dumps(asdict(cfg), indent=2, sort_keys=True, default=str) + "\n",
+            encoding="utf-8",
+        )
+        trainer, diagnostics = build_trainer(replace(cfg, output_dir=str(tmp)), generate=generate)
+        trainer.train()
+        trainer.save_model(str(tmp / "final"))
+        summary = diagnostics.summary() if diagnostics is not None else {}
+    return summary

@@ -18,14 +18,60 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wikigym.envs.tool_specs import ToolName, openai_tools_schema
 from wikigym.errors import WikigymError
+from wikigym.outputs import atomic_output
 from wikigym.trainers.adapter import EnvSpec
 
 SFT_FILE = "sft.jsonl"
+
+
+@dataclass
+class ExportConfig:
+    """What ``wikigym export sft`` writes: each field is an option of the command."""
+
+    out: Path = field(metadata={"help": "Output directory (sft.jsonl)."})
+    tasks: str | None = field(
+        default=None, metadata={"help": "TaskSet file (unset: the default TaskSet)."}
+    )
+    corpus: str | None = field(
+        default=None, metadata={"help": "Snapshot directory (unset: the default world)."}
+    )
+    limit: int | None = field(default=None, metadata={"help": "At most this many chats.", "min": 1})
+    max_env_steps: int = field(
+        default=12, metadata={"help": "Env step budget per oracle episode.", "min": 1}
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an existing output directory."}
+    )
+
+
+@dataclass
+class SFTRunConfig:
+    """What ``wikigym train sft`` runs: each field is an option of the command."""
+
+    data: Path = field(metadata={"help": "Export directory or sft.jsonl (wikigym export sft)."})
+    output_dir: Path = field(metadata={"help": "Run directory (the model goes to final/)."})
+    model: str | None = field(
+        default=None, metadata={"help": "Model path or hub id (unset: the tiny local model)."}
+    )
+    max_steps: int = field(default=50, metadata={"help": "Optimizer steps.", "min": 1})
+    learning_rate: float = field(
+        default=1e-5, metadata={"help": "Constant learning rate.", "min": 0.0}
+    )
+    batch_size: int = field(default=4, metadata={"help": "Chats per device batch.", "min": 1})
+    max_length: int = field(
+        default=4096, metadata={"help": "Tokens per chat (longer ones are cut).", "min": 1}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of data order and init.", "min": 0})
+    cpu: bool = field(default=False, metadata={"help": "Train on the CPU."})
+    overwrite: bool = field(
+        default=False, metadata={"help": "Replace an existing output directory."}
+    )
 
 
 def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
@@ -79,31 +125,30 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
     env.close()
 
 
-def export_sft(spec: EnvSpec, out_dir: str | Path, *, limit: int | None = None) -> Path:
-    """Write ``OUT/sft.jsonl`` (atomically) and return its path.
+def export_sft(
+    spec: EnvSpec, out_dir: str | Path, *, limit: int | None = None, overwrite: bool = False
+) -> Path:
+    """Write ``OUT/sft.jsonl`` and return its path; ``OUT`` appears only when complete.
 
     Raises:
+        OutputExistsError: ``OUT`` exists (and is not empty) and ``overwrite`` is false.
         WikigymError: No oracle trajectory solved its task (nothing to export).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / SFT_FILE
-    tmp = out / f".{SFT_FILE}.tmp"
     n = 0
-    with tmp.open("w", encoding="utf-8") as f:
-        for chat in oracle_chats(spec):
-            f.write(json.dumps(chat, ensure_ascii=False, sort_keys=True) + "\n")
-            n += 1
-            if limit is not None and n >= limit:
-                break
-    if n == 0:
-        tmp.unlink()
-        raise WikigymError(
-            "no oracle trajectory solved its task: nothing to export; check that the TaskSet "
-            "has oracle calls and matches the corpus"
-        )
-    tmp.replace(path)
-    return path
+    with atomic_output(out, overwrite=overwrite) as tmp:
+        with (tmp / SFT_FILE).open("w", encoding="utf-8") as f:
+            for chat in oracle_chats(spec):
+                f.write(json.dumps(chat, ensure_ascii=False, sort_keys=True) + "\n")
+                n += 1
+                if limit is not None and n >= limit:
+                    break
+        if n == 0:
+            raise WikigymError(
+                "no oracle trajectory solved its task: nothing to export; check that the "
+                "TaskSet has oracle calls and matches the corpus"
+            )
+    return out / SFT_FILE
 
 
 def load_sft_dataset(path: str | Path):  # -> datasets.Dataset
@@ -116,7 +161,25 @@ def load_sft_dataset(path: str | Path):  # -> datasets.Dataset
         path = path / SFT_FILE
     if not path.is_file():
         raise WikigymError(f"no SFT export at {path}; run `wikigym export sft --out DIR` first")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WikigymError(
+                f"{path}:{i}: not JSON ({exc.msg}); expected one chat per line as written by "
+                "`wikigym export sft`"
+            ) from None
+        if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
+            raise WikigymError(
+                f"{path}:{i}: expected an object with a 'messages' list, as written by "
+                "`wikigym export sft`"
+            )
+        rows.append(row)
+    if not rows:
+        raise WikigymError(f"{path} holds no chats; export some with `wikigym export sft`")
     return Dataset.from_list(rows)
 
 
@@ -134,10 +197,11 @@ def run_sft(
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path."""
-    from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    tokenizer = AutoTokenizer.from_pretrained(model)
+    from wikigym.trainers.grpo import load_tokenizer
+
+    tokenizer = load_tokenizer(model)
     args = SFTConfig(
         output_dir=str(output_dir),
         max_steps=max_steps,

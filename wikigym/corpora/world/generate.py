@@ -20,6 +20,7 @@ from wikigym.corpora.world.articles import RENDERERS
 from wikigym.corpora.world.naming import name_world
 from wikigym.corpora.world.plan import inverse, plan_arrays, to_lists, type_counts
 from wikigym.corpora.world.render import World, type_of
+from wikigym.errors import ConfigError
 
 GENERATOR_VERSION = "1"
 """Bump whenever the output for a given config changes."""
@@ -64,12 +65,12 @@ class WorldConfig:
 
 def _check(config: WorldConfig) -> None:
     if not isinstance(config.articles, int) or config.articles < 50:
-        raise ValueError(
+        raise ConfigError(
             f"WorldConfig.articles must be an int >= 50; got {config.articles!r}. "
             "Ask for at least 50 articles so every entity type is present."
         )
     if not isinstance(config.seed, int) or config.seed < 0:
-        raise ValueError(f"WorldConfig.seed must be an int >= 0; got {config.seed!r}.")
+        raise ConfigError(f"WorldConfig.seed must be an int >= 0; got {config.seed!r}.")
 
 
 def build_world(config: WorldConfig) -> World:

@@ -1,0 +1,78 @@
+"""What every wikigym command line shares: a parser whose mistakes are one line, and one runner.
+
+Every user mistake ends the same way: a non-zero exit and ONE line on stderr
+(``PROG: error: WHAT (...)``), no traceback. Argument mistakes come from :class:`CliParser`
+(exit 2), the typed errors of :mod:`wikigym.errors` from :func:`run_command` (exit 1), Ctrl-C
+exits 130. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from wikigym.errors import ConfigError, WikigymError
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: its non-empty lines joined by ``"; "``."""
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that reports a usage mistake in one line and points to ``--help``.
+
+    Subparsers made from it (``add_subparsers``) are of this class too.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see PROG --help)`` and exit 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def fail(prog: str, message: str) -> int:
+    """Print one error line for ``prog`` and return the error exit status."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr, flush=True)
+    return EXIT_ERROR
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen command (``args.func(args) -> int``).
+
+    Returns:
+        The command's exit status; 1 after a :class:`~wikigym.errors.WikigymError` or a
+        file-system error naming its file (printed as one line), 130 after Ctrl-C.
+    """
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except WikigymError as exc:
+        return fail(parser.prog, str(exc))
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        if exc.filename is None:  # not a named file the user pointed at: a bug, keep the trace
+            raise
+        return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+
+
+def require_extra(modules: Sequence[str], extra: str, command: str) -> None:
+    """Refuse ``command`` in one line when the optional ``extra`` it needs is not installed.
+
+    Raises:
+        ConfigError: One of ``modules`` cannot be imported (it is named, with the remedy).
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"{command} needs the '{extra}' extra ({', '.join(missing)} not installed); "
+            f"install it with: python3 -m pip install 'wikigym[{extra}]'"
+        )
