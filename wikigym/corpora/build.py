@@ -48,6 +48,7 @@ from wikigym.corpora.pagebuild import (
     process_batch,
 )
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
+from wikigym.corpora.source_report import SourceCounts
 from wikigym.corpora.sources import BuildSource
 from wikigym.corpora.tables import (
     ARTICLES,
@@ -115,6 +116,7 @@ class BuildReport:
     seconds: float = 0.0
     snapshot_id: str = ""
     out: str = ""
+    sources: list[SourceCounts] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
@@ -142,6 +144,8 @@ class BuildReport:
             f"(resolved {self.links_resolved:,})  facts {self.facts:,}",
             f"{self.seconds:.1f} s, {self.input_bytes / 1e6:.1f} MB in, {self.mb_per_s:.2f} MB/s",
         ]
+        for counts in self.sources:
+            lines.extend(f"  {note}" for note in counts.notes())
         for item in self.skipped[:5]:
             lines.append(f"  skipped: {item['title']!r} ({item['reason']}) in {item['source']}")
         if self.pages_skipped > 5:
@@ -247,15 +251,23 @@ class _Assembler:
         self.next_passage = 0
         self.next_link = 0
         self.next_fact = 0
+        self.counts = SourceCounts("", "")
+
+    def start(self, source: BuildSource) -> None:
+        """Count what follows under ``source``."""
+        self.counts = SourceCounts(source.name, source.format)
+        self.report.sources.append(self.counts)
 
     def skip(self, title: str, reason: str, source: str) -> None:
         self.report.pages_skipped += 1
+        self.counts.drop(reason)
         if len(self.report.skipped) < MAX_SKIPPED_NAMED:
             self.report.skipped.append({"title": title, "reason": reason, "source": source})
 
     def add(self, result: WireResult, source: str) -> None:
         """Take one encoded result (see :func:`wikigym.corpora.pagebuild.process_batch`)."""
         self.report.pages_read += 1
+        self.counts.pages_read += 1
         kind = result[0]
         if kind == SKIPPED:
             self.skip(result[1], result[2], result[3])
@@ -264,6 +276,7 @@ class _Assembler:
             if target and target != title:
                 self.w.redirects.append_row(title, target)
                 self.report.redirects += 1
+                self.counts.redirects += 1
             else:
                 self.skip(title, "redirect without a valid target", source)
         elif result[1] in self.titles:
@@ -294,9 +307,10 @@ class _Assembler:
             [p[1] for p in passages],
             [p[2] for p in passages],
             [p[3] for p in passages],
+            [p[4] for p in passages],
         )
         for pid, p in zip(pids, passages, strict=True):
-            self.w.index.add(pid, doc_id, title, p[1])
+            self.w.index.add(pid, doc_id, title, p[1], p[4])
         self.next_passage += n
         if links:
             m = len(links)
@@ -325,6 +339,10 @@ class _Assembler:
         self.report.passages += n
         self.report.links += len(links)
         self.report.facts += len(facts)
+        self.counts.articles += 1
+        self.counts.passages += n
+        self.counts.source_passages += sum(1 for p in passages if p[4] is not None)
+        self.counts.facts += len(facts)
 
 
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
@@ -497,6 +515,7 @@ def build_snapshot(
                 bar.update(n)
 
             for src in sources:
+                assembler.start(src)
                 for result in _ordered_results(src.records(advance), config, src.name, workers):
                     assembler.add(result, src.name)
                     if report.pages_read % 1000 == 0:
@@ -536,6 +555,7 @@ def build_snapshot(
             },
             "sources": [s.describe() for s in sources],
             "counts": report.counts(),
+            "source_counts": [c.to_dict() for c in report.sources],
             "tables": {
                 name: {"file": fname, "sha256": files[fname]} for name, fname in TABLE_FILES.items()
             },

@@ -130,13 +130,17 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "title": h.title,
                         "score": h.score,
                         "text": h.text,
+                        "source_passage_id": h.source_passage_id,
                     },
                     ensure_ascii=False,
                 )
             )
         else:
             snippet = h.text if len(h.text) <= 200 else h.text[:197] + "..."
-            print(f"{rank:>3}. [p{h.passage_id}] {h.title}  ({h.score:.3f})\n     {snippet}")
+            origin = f" (source id {h.source_passage_id})" if h.source_passage_id else ""
+            print(
+                f"{rank:>3}. [p{h.passage_id}]{origin} {h.title}  ({h.score:.3f})\n     {snippet}"
+            )
     if not hits and not args.json:
         print("no hits")
     return 0

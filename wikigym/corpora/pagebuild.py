@@ -25,6 +25,23 @@ class PassageRow:
     text: str
     start: int
     end: int
+    origin: str | None = None  # the source's own id(s) of what the passage covers
+
+
+def origin_of(origins: tuple[tuple[int, str], ...], start: int, end: int) -> str | None:
+    """The original id of the units of ``origins`` that span ``[start, end)`` of a section:
+    one id, or ``first..last`` when the passage covers several (None without origins)."""
+    if not origins:
+        return None
+    end = max(end, start + 1)  # an empty passage (a DPR passage with a title only)
+    covered = [
+        oid
+        for i, (offset, oid) in enumerate(origins)
+        if offset < end and (i + 1 == len(origins) or origins[i + 1][0] > start)
+    ]
+    if not covered:
+        return None
+    return covered[0] if len(covered) == 1 else f"{covered[0]}..{covered[-1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +116,7 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
     links: list[LinkRow] = []
     section_bases: list[tuple[int, int]] = []  # (article offset of section text, first passage)
     for section in page.sections:
-        if not section.text.strip():
+        if not section.text.strip() and not section.whole:
             continue
         if parts:
             parts.append("\n\n")
@@ -112,9 +129,15 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
         parts.append(section.text)
         pos += len(section.text)
         first = len(passages)
-        spans = split_passages(section.text, passage_words)
+        # A source passage (DPR) stays one passage, even when its text is empty.
+        spans = (
+            [(0, len(section.text))]
+            if section.whole
+            else split_passages(section.text, passage_words)
+        )
         for s, e in spans:
-            passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e))
+            origin = origin_of(section.origin_ids, s, e)
+            passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e, origin))
         section_bases.append((base, first))
         starts = [base + s for s, _ in spans]
         for link in section.links:
@@ -249,7 +272,7 @@ def encode_result(result: ArticleRows | RedirectRow | SkippedPage) -> WireResult
             result.categories,
             result.is_disambiguation,
             result.infobox_type,
-            tuple((p.section, p.text, p.start, p.end) for p in result.passages),
+            tuple((p.section, p.text, p.start, p.end, p.origin) for p in result.passages),
             tuple((link.passage, link.anchor, link.target) for link in result.links),
             tuple(
                 (f.relation, f.object, f.object_title, f.value_type, f.source, f.passage)
@@ -265,9 +288,9 @@ def process_batch(batch: list[WireRecord], passage_words: int, source: str) -> l
     """Worker entry point: one batch of encoded records, encoded results in input order.
 
     An article result is ``("a", title, url, source_id, text, categories, is_disambiguation,
-    infobox_type, passages, links, facts)`` with passages ``(section, text, start, end)``,
-    links ``(passage ordinal, anchor, target)`` and facts ``(relation, object, object_title,
-    value_type, source, passage ordinal or None)``; a redirect ``("r", title, target)``; a
+    infobox_type, passages, links, facts)`` with passages ``(section, text, start, end,
+    origin)``, links ``(passage ordinal, anchor, target)`` and facts ``(relation, object,
+    object_title, value_type, source, passage ordinal or None)``; a redirect ``("r", title, target)``; a
     skipped page ``("s", title, reason, source)``.
     """
     return [encode_result(process_record(decode_record(r), passage_words, source)) for r in batch]

@@ -69,11 +69,18 @@ class Section:
         path: Heading path, ``()`` for the lead, e.g. ``("History", "Early years")``.
         text: Plain text of the section body (paragraphs separated by blank lines).
         links: Wikilinks whose anchors lie inside ``text``.
+        origin_ids: ``(offset in text, original id)`` of the source's own units, in order
+            (DPR passage ids, KILT ``wikipedia_id:paragraph``): each passage cut from the
+            section records the ids of the units it covers.
+        whole: The section is one passage of the source (DPR): kept as exactly one
+            passage, never re-split, so the user's passage ids map one to one.
     """
 
     path: tuple[str, ...]
     text: str
     links: tuple[Link, ...] = ()
+    origin_ids: tuple[tuple[int, str], ...] = ()
+    whole: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ PASSAGES = pa.schema(
         ("text", pa.string()),
         ("char_start", pa.int64()),
         ("char_end", pa.int64()),
+        # The source's own passage id (DPR id, KILT ``wikipedia_id:paragraph``), else null.
+        ("source_passage_id", pa.string()),
     ]
 )
 LINKS = pa.schema(
