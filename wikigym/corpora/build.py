@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym import __version__
+from wikigym.corpora.analysis import language_code
 from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
@@ -86,6 +87,9 @@ class BuildConfig:
         batch_pages: Pages per batch sent to a worker.
         batch_chars: Wikitext characters after which a batch is cut before ``batch_pages``.
         duckdb_memory: Memory limit of the resolution step (spills to disk beyond it).
+        language: The wiki's language code, or ``"auto"``: the first language a source
+            declares (a dump's siteinfo), else English. It picks the index analyzer
+            (:meth:`IndexConfig.with_language`) and the locale of infobox values.
     """
 
     passage_words: int = 100
@@ -94,9 +98,30 @@ class BuildConfig:
     batch_pages: int = 64
     batch_chars: int = 256 * 1024
     duckdb_memory: str = "2GB"
+    language: str = "auto"
 
     def content_config(self) -> dict[str, Any]:
         return {"passage_words": self.passage_words, "index": self.index.to_dict()}
+
+
+def build_language(config: BuildConfig, sources: Sequence[BuildSource]) -> str:
+    """The language of a build: the configured one, else the first a source declares."""
+    if config.language != "auto":
+        return language_code(config.language)
+    for source in sources:
+        declared = source.language()
+        if declared:
+            return language_code(declared)
+    return "en"
+
+
+def _with_language(records: Iterable[Record], language: str) -> Iterator[Record]:
+    """Raw pages that do not name their wiki's language get the build's."""
+    for record in records:
+        if isinstance(record, RawPage) and record.language is None:
+            yield replace(record, language=language)
+        else:
+            yield record
 
 
 @dataclass
@@ -493,6 +518,8 @@ def build_snapshot(
     out = Path(out).resolve()
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
+    language = build_language(config, sources)
+    config = replace(config, language=language, index=config.index.with_language(language))
     out.parent.mkdir(parents=True, exist_ok=True)
     report = BuildReport(out=str(out))
     started = time.perf_counter()
@@ -516,7 +543,8 @@ def build_snapshot(
 
             for src in sources:
                 assembler.start(src)
-                for result in _ordered_results(src.records(advance), config, src.name, workers):
+                records = _with_language(src.records(advance), language)
+                for result in _ordered_results(records, config, src.name, workers):
                     assembler.add(result, src.name)
                     if report.pages_read % 1000 == 0:
                         bar.set_postfix(pages=report.pages_read, passages=report.passages)
@@ -548,7 +576,9 @@ def build_snapshot(
             "snapshot_id": report.snapshot_id,
             "package_version": __version__,
             "content_config": content_config,
+            "language": language,
             "build_config": {
+                "language": language,
                 "passage_words": config.passage_words,
                 "threads": config.threads,
                 "formats": [s.format for s in sources],

@@ -236,6 +236,7 @@ def encode_record(record: RawPage | ParsedPage | SkippedPage) -> WireRecord:
             record.url,
             record.redirect,
             facts,
+            record.language,
         )
     if isinstance(record, SkippedPage):
         return (SKIPPED, record.title, record.reason, record.source)
@@ -246,7 +247,7 @@ def decode_record(wire: WireRecord) -> RawPage | ParsedPage | SkippedPage:
     """Inverse of :func:`encode_record`."""
     kind = wire[0]
     if kind == "w":
-        _, title, text, source_id, url, redirect, facts = wire
+        _, title, text, source_id, url, redirect, facts, language = wire
         return RawPage(
             title=title,
             wikitext=text,
@@ -254,6 +255,7 @@ def decode_record(wire: WireRecord) -> RawPage | ParsedPage | SkippedPage:
             url=url,
             redirect=redirect,
             world_facts=tuple(WorldFact(*f) for f in facts),
+            language=language,
         )
     if kind == SKIPPED:
         return SkippedPage(wire[1], wire[2], wire[3])

@@ -94,6 +94,7 @@ class RawPage:
         url: Canonical URL if the source gives one.
         redirect: Target title when the source marks the page as a redirect.
         world_facts: Exact facts of a generated world (empty for real dumps).
+        language: Base language code of the wiki (siteinfo), for locale-aware values.
     """
 
     title: str
@@ -102,6 +103,7 @@ class RawPage:
     url: str | None = None
     redirect: str | None = None
     world_facts: tuple[WorldFact, ...] = ()
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ class ParsedPage:
         is_disambiguation: True for disambiguation pages.
         redirect: Target title if the page is a redirect (then sections are empty).
         world_facts: Exact facts of a generated world.
+        language: Base language code of the wiki, when known (locale of infobox values).
     """
 
     title: str
@@ -131,6 +134,7 @@ class ParsedPage:
     is_disambiguation: bool = False
     redirect: str | None = None
     world_facts: tuple[WorldFact, ...] = field(default=())
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -278,6 +278,7 @@ def parse_wikitext(page: RawPage) -> ParsedPage:
         "source_id": page.source_id,
         "url": page.url,
         "world_facts": page.world_facts,
+        "language": page.language,
     }
     text = page.wikitext if isinstance(page.wikitext, str) else ""
     if page.redirect:
