@@ -358,6 +358,9 @@ class _Assembler:
                 [f[3] for f in facts],
                 [f[4] for f in facts],
                 [None if f[5] is None else first + f[5] for f in facts],
+                [f[6] for f in facts],
+                [f[7] for f in facts],
+                [f[8] for f in facts],
             )
             self.next_fact += m
         self.report.articles += 1
@@ -440,7 +443,8 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
                 65_536,
                 """
                 SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,
-                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id
+                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id,
+                       f.key, f.value_text, f.typed
                 FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
                 ORDER BY f.fact_id
                 """,

@@ -34,11 +34,13 @@ class InfoboxField:
         key: Normalised key (lower case, spaces as ``_``).
         value: Plain text of the value.
         link_target: Target title when the value is (or starts with) a wikilink.
+        link_targets: Every link target of the value, in order (lists of entities).
     """
 
     key: str
     value: str
     link_target: str | None = None
+    link_targets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,11 @@ FACTS = pa.schema(
         ("value_type", pa.string()),
         ("source", pa.string()),
         ("passage_id", pa.int64()),
+        # Infobox facts: the raw key, the value as shown, and whether the relation
+        # vocabulary typed it (untyped facts keep the raw key as relation).
+        ("key", pa.string()),
+        ("value_text", pa.string()),
+        ("typed", pa.bool_()),
     ]
 )
 TABLES: dict[str, pa.Schema] = {
