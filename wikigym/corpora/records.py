@@ -35,12 +35,15 @@ class InfoboxField:
         value: Plain text of the value.
         link_target: Target title when the value is (or starts with) a wikilink.
         link_targets: Every link target of the value, in order (lists of entities).
+        leading_link: The value starts with its first link (``[[Mayfair]], London``), so
+            that link names the value, not a later item of it.
     """
 
     key: str
     value: str
     link_target: str | None = None
     link_targets: tuple[str, ...] = ()
+    leading_link: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,12 +193,13 @@ def _typed(rel: RelationSpec, alias: KeyAlias, f: InfoboxField, language: str) -
         return TypedFact(rel.name, obj, vtype, title, f.key, f.value, True)
 
     if rel.value == "entity":
-        targets = list(dict.fromkeys(f.link_targets or ((f.link_target,) if f.link_target else ())))
-        if targets:
-            chosen = targets[:MAX_LIST_ITEMS] if rel.is_list else targets[:1]
-            return [fact(t, "entity", t) for t in chosen]
-        items = split_items(f.value) if rel.is_list else [clean_item(f.value)]
-        return [fact(i, "text") for i in items[:MAX_LIST_ITEMS] if i]
+        # An entity is a link: of a list, every linked item; of a single value, the link it
+        # starts with ("[[Mayfair]], London" is Mayfair; "Eastern North America, [[Gibraltar]]"
+        # names no one place). Unlinked names stay untyped.
+        targets = list(dict.fromkeys(f.link_targets))
+        single = targets[:1] if f.leading_link else []
+        chosen = targets[:MAX_LIST_ITEMS] if rel.is_list else single
+        return [fact(t, "entity", t) for t in chosen]
     if rel.value == "date":
         iso = parse_date(f.value, language)
         return [fact(iso, "date")] if iso else []

@@ -1012,7 +1012,7 @@ def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]
             continue
         if key == "alt" or key.endswith(("_alt", "size")):
             continue
-        plain, targets = _plain_value(value)
+        plain, targets, leading = _plain_value(value)
         if plain:
             seen.add(key)
             fields.append(
@@ -1021,15 +1021,17 @@ def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]
                     value=plain,
                     link_target=targets[0] if targets else None,
                     link_targets=targets,
+                    leading_link=leading,
                 )
             )
     return kind, tuple(fields)
 
 
-def _plain_value(value: str) -> tuple[str, tuple[str, ...]]:
-    """Plain text of an infobox value (lines joined by ', ') and its link targets."""
+def _plain_value(value: str) -> tuple[str, tuple[str, ...], bool]:
+    """Plain text of an infobox value (lines joined by ', '), its link targets, and whether
+    the value starts with its first link."""
     if not value.strip():
-        return "", ()
+        return "", (), False
     if "<" in value:
         value = _BR_RE.sub("\n", value)
     local = _State()
@@ -1041,7 +1043,8 @@ def _plain_value(value: str) -> tuple[str, tuple[str, ...]]:
         joined = _MARK_END_WS_RE.sub(r"\2\1", joined)
     section = _finish_section((), joined, local.links)
     if section is None:
-        return "", ()
+        return "", (), False
     if section.links:
-        return section.text, tuple(dict.fromkeys(link.target for link in section.links))
-    return section.text, tuple(dict.fromkeys(local.links))
+        targets = tuple(dict.fromkeys(link.target for link in section.links))
+        return section.text, targets, section.links[0].start == 0
+    return section.text, tuple(dict.fromkeys(local.links)), False
