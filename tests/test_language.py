@@ -72,6 +72,18 @@ def test_japanese_dump_is_searchable_by_words(ja_snapshot: Snapshot) -> None:
     assert manifest["language"] == "ja"
     assert manifest["content_config"]["index"]["cjk_bigrams"] is True
     assert manifest["source_counts"][0]["facts"] > 0
+    # Typed facts from Japanese infoboxes (基礎情報 国, Infobox 漫画家): names, dates, numbers.
+    typed = {
+        (r["title"], r["relation"]): r["object"]
+        for r in ja_snapshot.sql(
+            "SELECT a.title, f.relation, f.object FROM facts f "
+            "JOIN articles a ON a.doc_id = f.subject_doc_id WHERE f.typed ORDER BY f.fact_id"
+        ).to_pylist()
+    }
+    assert len(typed) > 300
+    assert typed[("エジプト", "capital")] == "カイロ"
+    assert typed[("エジプト", "population")] == "102334000"  # 102,334,000<ref>
+    assert typed[("オーストリア", "population")] == "8932664"  # 893万2664
     # 日本 finds passages where it is part of a longer run: 日本語, 日本の...
     texts = [h.text for h in ja_snapshot.search("日本", 50)]
     assert any("日本語" in t for t in texts) and any("日本の" in t for t in texts)
@@ -107,3 +119,12 @@ def test_german_stemming_and_id(shared_data: Path, tmp_path: Path) -> None:
     # "Keilwellen" in the text; the German stemmer also finds it from the singular.
     assert snap.search("Keilwelle", 3) and snap.search("Keilwellen", 3)
     assert not Snapshot.open(tmp_path / "s_en").search("Keilwell", 3)
+
+
+def test_zero_facts_are_reported(shared_data: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    shutil.copy(shared_data / "wiki/wikitext/Keilwelle.txt", folder / "Keilwelle.txt")
+    report = build_snapshot([open_build_source(folder)], tmp_path / "s", progress=False)
+    assert report.facts == 0
+    assert "pages: 0 facts: no infobox was recognised in 1 articles" in report.summary()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
+from wikigym.corpora.vocabulary import vocabulary
 from wikigym.synth.errors import SynthError
 from wikigym.synth.values import Literal, clean_literal
 
@@ -92,6 +93,20 @@ _KIND_MAP = {
 }
 
 
+# Nouns of the vocabulary's kind groups, for infobox types that are not English nouns
+# ("漫画家", "基礎情報 国" -> "国").
+_GROUP_NOUNS = {
+    "person": "person",
+    "place": "place",
+    "organisation": "organisation",
+    "work": "work",
+    "event": "event",
+    "award": "award",
+    "language": "language",
+    "medical": "condition",
+}
+
+
 def _kind_of(infobox_type: str | None) -> str | None:
     if not infobox_type:
         return None
@@ -99,7 +114,10 @@ def _kind_of(infobox_type: str | None) -> str | None:
     if t in _PERSONLIKE:
         return "person"
     t = _KIND_MAP.get(t, t)
-    return t if _KIND.match(t) else None
+    if _KIND.match(t):
+        return t
+    group = vocabulary().kind(t)
+    return _GROUP_NOUNS.get(group) if group else None
 
 
 def _clean_value(value_type: str, value: str) -> bool:
