@@ -164,3 +164,42 @@ def test_coverage_on_real_dumps(shared_data: Path, dump: str, minimum: float) ->
     # Measured: enwiki 0.239 of 1,153 fields (0.308 of 897 content fields); jawiki 0.245 of
     # 1,677 (0.360 of 1,143).
     assert result["coverage"] >= minimum and result["content_coverage"] >= minimum + 0.05
+
+
+def typed_page(wikitext: str, language: str = "en") -> dict[str, list[str]]:
+    page = parse_wikitext(RawPage(title="T", wikitext=wikitext, language=language))
+    out: dict[str, list[str]] = {}
+    for fact in type_infobox(page.infobox, page.infobox_type, page.language):
+        if fact.typed:
+            out.setdefault(fact.relation, []).append(fact.object)
+    return out
+
+
+def test_value_templates_and_lists_in_wikitext() -> None:
+    facts = typed_page(
+        "{{Infobox settlement\n| area_total_sq_mi = {{convert|100|sqmi|km2}}\n"
+        "| established_date = {{start date|1850|3|12}}\n"
+        "| official_languages = {{hlist|[[English language|English]]|[[French language|French]]}}\n"
+        "}}\nText."
+    )
+    assert facts["area_km2"] == ["258.999"]  # {{convert}} in square miles, stored in km2
+    assert facts["founded"] == ["1850-03-12"]
+    assert facts["official_language"] == ["English language", "French language"]
+    person = typed_page(
+        "{{Infobox person\n| birth_date = {{birth date and age|1950|1|2}}\n"
+        "| death_date = {{death date and age|2001|9|3|1950|1|2}}\n"
+        "| occupation = {{plainlist|\n* Writer\n* Painter\n}}\n"
+        "| spouse = [[Ann Example]]<br>[[Bea Example]]\n"
+        "| children = {{ubl|[[Cy Example]]|[[Di Example]]}}\n}}\nText."
+    )
+    assert person["birth_date"] == ["1950-01-02"] and person["death_date"] == ["2001-09-03"]
+    assert person["occupation"] == ["Writer", "Painter"]
+    assert person["spouse"] == ["Ann Example", "Bea Example"]
+    assert person["children"] == ["Cy Example", "Di Example"]
+
+
+def test_numbers_in_the_wikis_locale() -> None:
+    de = typed_page("{{Infobox Ort\n| Einwohner = 4.561\n| Fläche = 392,7\n}}\nText.", "de")
+    assert de == {"population": ["4561"], "area_km2": ["392.7"]}
+    fr = typed_page("{{Infobox Commune de France\n| population = 4 561\n}}\nTexte.", "fr")
+    assert fr == {"population": ["4561"]}
