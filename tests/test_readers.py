@@ -394,27 +394,52 @@ def test_kilt_markers_and_malformed_line(shared_data: Path, tmp_path: Path) -> N
         (("Part one", "Detail"), "- item"),
     ]
     assert marked.source_id == "42" and marked.categories == ("Tests", "Examples")
+    # KILT paragraph ids: index in the ``text`` list, as KILT provenance counts them.
+    assert [s.origin_ids for s in marked.sections] == [((0, "42:1"),), ((0, "42:4"),)]
 
 
 # --- dpr -----------------------------------------------------------------------------------
 
 
-def test_dpr_jsonl_groups_consecutive_passages(shared_data: Path) -> None:
+def test_dpr_jsonl_keeps_every_passage_with_its_id(shared_data: Path) -> None:
     source = open_source(shared_data / DPR)
     assert source.format == "dpr-jsonl"
     records, consumed = read_all(source)
     assert consumed == source.total_bytes()
     assert all(isinstance(r, ParsedPage) for r in records)
-    # 1000 passages in 746 runs of one title (472 distinct titles).
-    assert len(records) == 746
-    assert len({r.title for r in records}) == 472
+    rows = [json.loads(x) for x in (shared_data / DPR).read_text(encoding="utf-8").splitlines()]
+    # The sample is shuffled: 1000 passages of 472 titles, in 746 runs. One page per title,
+    # every passage a whole section with its original id.
+    assert len(records) == 472 == len({r.title for r in records})
+    sections = [s for r in records for s in r.sections]
+    assert all(s.whole and len(s.origin_ids) == 1 for s in sections)
+    assert sorted(s.origin_ids[0][1] for s in sections) == sorted(str(r["id"]) for r in rows)
+    texts = {str(r["id"]): r["contents"].partition("\n")[2].strip() for r in rows}
+    assert all(s.text == texts[s.origin_ids[0][1]] for s in sections)
     first = records[0]
     assert (first.title, first.source_id) == ("Evan Morris", "0")
     assert first.sections[0].text.startswith("Evan Morris Evan L. Morris")
-    rows = [json.loads(x) for x in (shared_data / DPR).read_text(encoding="utf-8").splitlines()]
-    joined = sum(r.sections[0].text.count("\n\n") + 1 for r in records)
-    assert joined == len(rows)
     assert "Absalon" in by_title(records)  # a title without quotes
+
+
+def test_dpr_scattered_titles_grouped_in_first_appearance_order(tmp_path: Path) -> None:
+    lines = [
+        {"id": "7", "contents": '"A"\na one'},
+        {"id": "8", "contents": '"B"\nb one'},
+        {"id": "9", "contents": '"A"\na two'},
+        {"id": "3", "contents": '"C"\nc one'},
+        {"id": "4", "contents": '"C"\nc two'},
+        {"id": "5", "contents": '"B"\nb two'},
+    ]
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    pages = list(open_source(path, "dpr-jsonl").records())
+    # C is consecutive: it comes as it is read; A and B (scattered) follow, first-seen order.
+    assert [(p.title, [s.origin_ids[0][1] for s in p.sections]) for p in pages] == [
+        ("C", ["3", "4"]),
+        ("A", ["7", "9"]),
+        ("B", ["8", "5"]),
+    ]
 
 
 def test_dpr_tsv_matches_jsonl(shared_data: Path, tmp_path: Path) -> None:

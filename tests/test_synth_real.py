@@ -1,13 +1,19 @@
-"""synth on real Wikipedia pages: easy and medium questions from infobox facts, proved."""
+"""synth on real Wikipedia pages: easy to hard questions from typed infobox facts, proved."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from wikigym.corpora import Snapshot
+from wikigym.corpora.infobox_values import parse_date
+from wikigym.corpora.vocabulary import vocabulary
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, generate_tasks, verify_taskset
+from wikigym.synth.query import Project, relations_of, unwrap
+from wikigym.synth.templates import has_phrasing
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +21,7 @@ def snap(enwiki_snapshot: Snapshot) -> Snapshot:
     return enwiki_snapshot
 
 
-@pytest.mark.parametrize("level", ["easy", "medium"])
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
 def test_real_tasks_are_proved(snap: Snapshot, level: str) -> None:
     ts = generate_tasks(snap, SynthConfig(difficulty=level, n=10, seed=0))
     assert len(ts) == 10
@@ -30,3 +36,38 @@ def test_real_tasks_are_proved(snap: Snapshot, level: str) -> None:
             _, reward, _, _, info = env.step(action)
             assert info["tool_error"] is None
         assert reward == 1.0, t.task_id
+
+
+_NUMBER = re.compile(r"^\d{1,3}(,\d{3})*(\.\d+)?$")
+_DATE_SURFACE = re.compile(r"^(\d{1,2} )?[A-Z][a-z]+ \d{3,4}$|^\d{3,4}$")
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_real_questions_use_vocabulary_relations_only(snap: Snapshot, level: str) -> None:
+    ts = generate_tasks(snap, SynthConfig(difficulty=level, n=12, seed=3))
+    assert len(ts) == 12
+    vocab = vocabulary()
+    raw_keys = [
+        r["key"]
+        for r in snap.sql("SELECT DISTINCT key FROM facts WHERE NOT typed ORDER BY key").to_pylist()
+    ]
+    # Keys that are not words (gini_year, leader_title2, widthus, meanelev) must never show.
+    odd = [k.replace("_", " ") for k in raw_keys if "_" in k or any(c.isdigit() for c in k)]
+    odd += ["widthus", "meanelev", "leader title", "links to"]
+    for t in ts:
+        root = unwrap(t.query)
+        relations = relations_of(root)
+        assert relations, t.question
+        for rel in relations:  # typed vocabulary relations only, each with its phrasing
+            assert rel in vocab.relations and has_phrasing(rel), (t.question, rel)
+        question = t.question.lower()
+        assert not [k for k in odd if re.search(rf"\b{re.escape(k)}\b", question)], t.question
+        # Answer types parse: dates are dates, numbers are numbers.
+        if t.answer_type == "date":
+            assert _DATE_SURFACE.match(t.answer) and parse_date(t.answer), t.answer
+        if t.answer_type == "number":
+            assert _NUMBER.match(t.answer), t.answer
+        if isinstance(root, Project) and not root.inverse:
+            value = vocab.relations[root.relation].value
+            if value in ("date", "number"):
+                assert t.answer_type == value, (t.question, t.answer, t.answer_type)

@@ -427,3 +427,39 @@ def test_never_raises_and_link_offsets_are_valid(text: str) -> None:
         assert "\ue001" not in section.text
     for field in page.infobox:
         assert field.key and field.value
+
+
+def test_infobox_found_by_structure_and_by_local_names() -> None:
+    # A wiki whose infobox template has another name: the lead template laid out as
+    # ``| key = value`` lines is the infobox; its name is its type.
+    page = parse_wikitext(
+        RawPage(
+            title="Dorf",
+            wikitext=(
+                "{{Infoskreine\n| Name = Dorf\n| Einwohner = 4 561\n| Fläche = 392,7\n}}\n"
+                "'''Dorf''' ist ein Ort.\n\n== Geschichte ==\n{{Kasten\n|a=1\n|b=2\n|c=3\n}}"
+            ),
+        )
+    )
+    assert page.infobox_type == "infoskreine"
+    assert [(f.key, f.value) for f in page.infobox] == [
+        ("name", "Dorf"),
+        ("einwohner", "4 561"),
+        ("fläche", "392,7"),
+    ]
+    # Inline templates (citations) and templates after the lead are not infoboxes.
+    cite = parse_wikitext(
+        RawPage(
+            title="C",
+            wikitext="{{cite web\n|url=u\n|title=t\n|date=d\n}} Text.\n\n== A ==\n{{X\n|a=1\n|b=2\n|c=3\n}}",
+        )
+    )
+    assert cite.infobox_type is None and cite.infobox == ()
+    # Local names: Japanese 基礎情報, Spanish "Ficha de", Polish suffix.
+    for name, kind in (
+        ("基礎情報 国", "国"),
+        ("Ficha de persona", "persona"),
+        ("Polityk infobox", "polityk"),
+    ):
+        p = parse_wikitext(RawPage(title="T", wikitext=f"{{{{{name}\n|a=[[B]]\n}}}}\nText."))
+        assert p.infobox_type == kind and p.infobox[0].link_target == "B"

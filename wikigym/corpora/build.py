@@ -23,13 +23,14 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 from tqdm import tqdm
 
+from wikigym.corpora.analysis import language_code
 from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
@@ -51,6 +52,7 @@ from wikigym.corpora.pagebuild import (
     process_batch,
 )
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
+from wikigym.corpora.source_report import SourceCounts
 from wikigym.corpora.sources import BuildSource
 from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
 from wikigym.corpora.tables import (
@@ -90,6 +92,9 @@ class BuildConfig:
         batch_pages: Pages per batch sent to a worker.
         batch_chars: Wikitext characters after which a batch is cut before ``batch_pages``.
         duckdb_memory: Memory limit of the resolution step (spills to disk beyond it).
+        language: The wiki's language code, or ``"auto"``: the first language a source
+            declares (a dump's siteinfo), else English. It picks the index analyzer
+            (:meth:`IndexConfig.with_language`) and the locale of infobox values.
     """
 
     passage_words: int = 100
@@ -98,9 +103,30 @@ class BuildConfig:
     batch_pages: int = 64
     batch_chars: int = 256 * 1024
     duckdb_memory: str = "2GB"
+    language: str = "auto"
 
     def content_config(self) -> dict[str, Any]:
         return {"passage_words": self.passage_words, "index": self.index.to_dict()}
+
+
+def build_language(config: BuildConfig, sources: Sequence[BuildSource]) -> str:
+    """The language of a build: the configured one, else the first a source declares."""
+    if config.language != "auto":
+        return language_code(config.language)
+    for source in sources:
+        declared = source.language()
+        if declared:
+            return language_code(declared)
+    return "en"
+
+
+def _with_language(records: Iterable[Record], language: str) -> Iterator[Record]:
+    """Raw pages that do not name their wiki's language get the build's."""
+    for record in records:
+        if isinstance(record, RawPage) and record.language is None:
+            yield replace(record, language=language)
+        else:
+            yield record
 
 
 @dataclass
@@ -120,6 +146,7 @@ class BuildReport:
     seconds: float = 0.0
     snapshot_id: str = ""
     out: str = ""
+    sources: list[SourceCounts] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
@@ -147,6 +174,8 @@ class BuildReport:
             f"(resolved {self.links_resolved:,})  facts {self.facts:,}",
             f"{self.seconds:.1f} s, {self.input_bytes / 1e6:.1f} MB in, {self.mb_per_s:.2f} MB/s",
         ]
+        for counts in self.sources:
+            lines.extend(f"  {note}" for note in counts.notes())
         for item in self.skipped[:5]:
             lines.append(f"  skipped: {item['title']!r} ({item['reason']}) in {item['source']}")
         if self.pages_skipped > 5:
@@ -252,15 +281,23 @@ class _Assembler:
         self.next_passage = 0
         self.next_link = 0
         self.next_fact = 0
+        self.counts = SourceCounts("", "")
+
+    def start(self, source: BuildSource) -> None:
+        """Count what follows under ``source``."""
+        self.counts = SourceCounts(source.name, source.format)
+        self.report.sources.append(self.counts)
 
     def skip(self, title: str, reason: str, source: str) -> None:
         self.report.pages_skipped += 1
+        self.counts.drop(reason)
         if len(self.report.skipped) < MAX_SKIPPED_NAMED:
             self.report.skipped.append({"title": title, "reason": reason, "source": source})
 
     def add(self, result: WireResult, source: str) -> None:
         """Take one encoded result (see :func:`wikigym.corpora.pagebuild.process_batch`)."""
         self.report.pages_read += 1
+        self.counts.pages_read += 1
         kind = result[0]
         if kind == SKIPPED:
             self.skip(result[1], result[2], result[3])
@@ -269,6 +306,7 @@ class _Assembler:
             if target and target != title:
                 self.w.redirects.append_row(title, target)
                 self.report.redirects += 1
+                self.counts.redirects += 1
             else:
                 self.skip(title, "redirect without a valid target", source)
         elif result[1] in self.titles:
@@ -299,9 +337,10 @@ class _Assembler:
             [p[1] for p in passages],
             [p[2] for p in passages],
             [p[3] for p in passages],
+            [p[4] for p in passages],
         )
         for pid, p in zip(pids, passages, strict=True):
-            self.w.index.add(pid, doc_id, title, p[1])
+            self.w.index.add(pid, doc_id, title, p[1], p[4])
         self.next_passage += n
         if links:
             m = len(links)
@@ -324,12 +363,19 @@ class _Assembler:
                 [f[3] for f in facts],
                 [f[4] for f in facts],
                 [None if f[5] is None else first + f[5] for f in facts],
+                [f[6] for f in facts],
+                [f[7] for f in facts],
+                [f[8] for f in facts],
             )
             self.next_fact += m
         self.report.articles += 1
         self.report.passages += n
         self.report.links += len(links)
         self.report.facts += len(facts)
+        self.counts.articles += 1
+        self.counts.passages += n
+        self.counts.source_passages += sum(1 for p in passages if p[4] is not None)
+        self.counts.facts += len(facts)
 
 
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
@@ -406,7 +452,8 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
                 65_536,
                 """
                 SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,
-                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id
+                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id,
+                       f.key, f.value_text, f.typed
                 FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
                 ORDER BY f.fact_id
                 """,
@@ -474,6 +521,8 @@ def build_snapshot(
         clean_stale_siblings(out.parent)  # what builds killed here left behind
     if out.exists() and not overwrite:
         raise BuildError(f"{out} exists; pass --overwrite to replace it")
+    language = build_language(config, sources)
+    config = replace(config, language=language, index=config.index.with_language(language))
     out.parent.mkdir(parents=True, exist_ok=True)
     report = BuildReport(out=str(out))
     started = time.perf_counter()
@@ -496,7 +545,9 @@ def build_snapshot(
                 bar.update(n)
 
             for src in sources:
-                for result in _ordered_results(src.records(advance), config, src.name, workers):
+                assembler.start(src)
+                records = _with_language(src.records(advance), language)
+                for result in _ordered_results(records, config, src.name, workers):
                     assembler.add(result, src.name)
                     if report.pages_read % 1000 == 0:
                         bar.set_postfix(pages=report.pages_read, passages=report.passages)
@@ -528,13 +579,16 @@ def build_snapshot(
             "snapshot_id": report.snapshot_id,
             "package_version": __version__,
             "content_config": content_config,
+            "language": language,
             "build_config": {
+                "language": language,
                 "passage_words": config.passage_words,
                 "threads": config.threads,
                 "formats": [s.format for s in sources],
             },
             "sources": [s.describe() for s in sources],
             "counts": report.counts(),
+            "source_counts": [c.to_dict() for c in report.sources],
             "tables": {
                 name: {"file": fname, "sha256": files[fname]} for name, fname in TABLE_FILES.items()
             },

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -38,6 +39,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         action="store_true",
         help="index English stop words too (slower search on large corpora; HotpotQA recall@5 "
         "+0.013 in benchmarks/results/bench_quality.md)",
+    )
+    b.add_argument(
+        "--language",
+        default="auto",
+        help="the wiki's language code, e.g. de, ja (default: the dump's siteinfo, else en): "
+        "picks the index analyzer (stemmer, stop words, CJK bigrams) and number formats",
     )
     b.add_argument("--articles", type=int, default=None, help="articles of a synthetic world")
     b.add_argument("--seed", type=int, default=0, help="seed of a synthetic world")
@@ -79,7 +86,18 @@ def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.sources import open_build_source
 
     index = IndexConfig(stopwords=()) if args.no_stopwords else IndexConfig()
-    config = BuildConfig(passage_words=args.passage_words, threads=args.threads, index=index)
+    if args.language != "auto" and not re.fullmatch(
+        r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*", args.language
+    ):
+        raise WikigymError(
+            f"--language expects a language code such as en, de or ja, got {args.language!r}"
+        )
+    config = BuildConfig(
+        passage_words=args.passage_words,
+        threads=args.threads,
+        index=index,
+        language=args.language,
+    )
     if args.sources == [SYNTHETIC]:
         from wikigym.corpora.default import DEFAULT_ARTICLES, build_world_snapshot
 
@@ -130,13 +148,17 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "title": h.title,
                         "score": h.score,
                         "text": h.text,
+                        "source_passage_id": h.source_passage_id,
                     },
                     ensure_ascii=False,
                 )
             )
         else:
             snippet = h.text if len(h.text) <= 200 else h.text[:197] + "..."
-            print(f"{rank:>3}. [p{h.passage_id}] {h.title}  ({h.score:.3f})\n     {snippet}")
+            origin = f" (source id {h.source_passage_id})" if h.source_passage_id else ""
+            print(
+                f"{rank:>3}. [p{h.passage_id}]{origin} {h.title}  ({h.score:.3f})\n     {snippet}"
+            )
     if not hits and not args.json:
         print("no hits")
     return 0

@@ -13,7 +13,9 @@ Analysis: tantivy's ``en_stem`` chain (simple tokenizer, long tokens removed, lo
 English Snowball stemmer) with Lucene's 33 English stop words removed before stemming, as
 Lucene's EnglishAnalyzer and Pyserini's BM25 do. Stop words occur in nearly every passage,
 carry almost no BM25 weight, and cost most of the query time (1M passages: p50 4.4 ms with
-them, 0.6 ms without; HotpotQA recall within 0.01, see benchmarks/results).
+them, 0.6 ms without; HotpotQA recall within 0.01, see benchmarks/results). Other languages
+get their own stemmer or none, no stop words, and CJK bigrams for Chinese, Japanese and
+Korean (:mod:`wikigym.corpora.analysis`); the language is part of the config and the id.
 
 The title is indexed inside the ``body`` field (``title + "\n" + passage text``) rather than
 as a second, boosted field: a query over one field is a flat union of term queries, which
@@ -26,11 +28,18 @@ par (HotpotQA recall@5, see benchmarks/results). The passage text is stored sepa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import tantivy
 
+from wikigym.corpora.analysis import (
+    STEMMERS,
+    cjk_bigrams,
+    language_code,
+    stemmer_for,
+    uses_bigrams,
+)
 from wikigym.corpora.readonly import ReadOnlyIndex
 
 TOKENIZER = "en_stem"
@@ -41,6 +50,7 @@ ENGLISH_STOPWORDS: tuple[str, ...] = (
     "these", "they", "this", "to", "was", "will", "with",
 )  # fmt: skip
 DOC_ORDER_PASSAGE_ID = "passage_id"
+SOURCE_ID_FIELD = "source_passage_id"
 TITLE_BOOST = 0.5  # measured on HotpotQA: recall@5 0.788 at 0.5, 0.718 at 2.0, 0.725 at 0
 MAX_QUERY_TERMS = 64
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops tokens of this many UTF-8 bytes or more
@@ -51,44 +61,98 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 @dataclass(frozen=True)
 class IndexConfig:
-    """Index settings that change search results (part of ``snapshot_id``)."""
+    """Index settings that change search results (part of ``snapshot_id``).
+
+    Attributes:
+        tokenizer: Tantivy's built-in English chain, the analyzer of English indexes (kept
+            under its name so English snapshots read as before).
+        stopwords: Stop words removed from the body (English only; see
+            :mod:`wikigym.corpora.analysis`).
+        title_in_body: The title is indexed inside ``body``.
+        title_boost: Boost of the separate title field (indexes without ``title_in_body``).
+        max_query_terms: Terms of a query that are used.
+        language: Base language code of the wiki (``en``, ``de``, ``ja``, ...).
+        stemmer: Tantivy stemmer name, or None (no stemming).
+        cjk_bigrams: Runs of CJK characters are indexed and queried as bigrams.
+    """
 
     tokenizer: str = TOKENIZER
     stopwords: tuple[str, ...] = ENGLISH_STOPWORDS
     title_in_body: bool = True
     title_boost: float = TITLE_BOOST
     max_query_terms: int = MAX_QUERY_TERMS
+    language: str = "en"
+    stemmer: str | None = "english"
+    cjk_bigrams: bool = False
 
     def __post_init__(self) -> None:
-        if self.stopwords and self.tokenizer != TOKENIZER:
+        if self.stopwords and (self.tokenizer != TOKENIZER or not self.english):
             raise ValueError(
-                f"stop words are supported with the {TOKENIZER!r} tokenizer only, got "
-                f"tokenizer={self.tokenizer!r}; pass stopwords=() to use it without them"
+                f"stop words are supported with the English {TOKENIZER!r} analyzer only, got "
+                f"language={self.language!r}, tokenizer={self.tokenizer!r}; pass stopwords=() "
+                "to use it without them"
             )
+
+    @classmethod
+    def for_language(cls, language: str, stopwords: bool = True) -> IndexConfig:
+        """The analyzer of a wiki in ``language`` (stop words only exist for English)."""
+        return cls().with_language(language, stopwords=stopwords)
+
+    def with_language(self, language: str, stopwords: bool | None = None) -> IndexConfig:
+        """This config for ``language``: its stemmer (or none), CJK bigrams where the script
+        has no spaces, English stop words kept only for English (``stopwords=None`` keeps
+        whether this config had them)."""
+        language = language_code(language)
+        keep = bool(self.stopwords) if stopwords is None else stopwords
+        return replace(
+            self,
+            language=language,
+            stemmer=stemmer_for(language),
+            cjk_bigrams=uses_bigrams(language),
+            stopwords=(self.stopwords or ENGLISH_STOPWORDS) if keep and language == "en" else (),
+        )
+
+    @property
+    def english(self) -> bool:
+        """The built-in English chain (``en_stem``) is the analyzer."""
+        return self.language == "en" and self.stemmer == "english" and not self.cjk_bigrams
 
     @property
     def analyzer_name(self) -> str:
-        """The tokenizer name in the schema (a custom analyzer when stop words are set)."""
-        return f"{self.tokenizer}_stop" if self.stopwords else self.tokenizer
+        """The tokenizer name of ``body`` in the schema."""
+        if self.english:
+            return f"{self.tokenizer}_stop" if self.stopwords else self.tokenizer
+        return f"wg_{self.language}_{self.stemmer or 'nostem'}"
+
+    @property
+    def title_analyzer_name(self) -> str:
+        """The tokenizer name of ``title`` (the body's, without stop words)."""
+        return self.tokenizer if self.english else self.analyzer_name
 
     def analyzer(self) -> tantivy.TextAnalyzer | None:
         """The custom analyzer (None when the built-in tokenizer is used as is)."""
-        if not self.stopwords:
+        if self.english and not self.stopwords:
             return None
-        return (
+        builder = (
             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
             .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
             .filter(tantivy.Filter.lowercase())
-            .filter(tantivy.Filter.custom_stopword(list(self.stopwords)))
-            .filter(tantivy.Filter.stemmer("english"))
-            .build()
         )
+        if self.stopwords:
+            builder = builder.filter(tantivy.Filter.custom_stopword(list(self.stopwords)))
+        if self.stemmer:
+            builder = builder.filter(tantivy.Filter.stemmer(self.stemmer))
+        return builder.build()
 
     def register(self, index: tantivy.Index) -> None:
         """Register the custom analyzer on ``index`` (needed for every opened Index)."""
         analyzer = self.analyzer()
         if analyzer is not None:
             index.register_tokenizer(self.analyzer_name, analyzer)
+
+    def prepare(self, text: str) -> str:
+        """Text as the analyzer is fed it: CJK runs as bigrams when ``cjk_bigrams``."""
+        return cjk_bigrams(text) if self.cjk_bigrams else text
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -97,21 +161,37 @@ class IndexConfig:
             "title_in_body": self.title_in_body,
             "title_boost": self.title_boost,
             "max_query_terms": self.max_query_terms,
+            "language": self.language,
+            "stemmer": self.stemmer,
+            "cjk_bigrams": self.cjk_bigrams,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> IndexConfig:
         """Read a manifest's index config (snapshots from before ``title_in_body`` had a
-        separate, boosted title field; from before ``stopwords``, none)."""
+        separate, boosted title field; from before ``stopwords``, none; from before
+        ``language``, English)."""
         stopwords = data.get("stopwords", [])
         if not isinstance(stopwords, list) or not all(isinstance(w, str) for w in stopwords):
             raise ValueError(f"index config: stopwords must be a list of words, got {stopwords!r}")
+        language = data.get("language", "en")
+        stemmer = data.get("stemmer", "english")
+        if not isinstance(language, str) or language_code(language) != language:
+            raise ValueError(f"index config: language must be a base code, got {language!r}")
+        if stemmer is not None and stemmer not in STEMMERS.values():
+            raise ValueError(
+                f"index config: stemmer must be one of {sorted(set(STEMMERS.values()))} or "
+                f"null, got {stemmer!r}"
+            )
         return cls(
             tokenizer=str(data.get("tokenizer", TOKENIZER)),
             stopwords=tuple(stopwords),
             title_in_body=bool(data.get("title_in_body", False)),
             title_boost=float(data.get("title_boost", TITLE_BOOST)),  # type: ignore[arg-type]
             max_query_terms=int(data.get("max_query_terms", MAX_QUERY_TERMS)),  # type: ignore[call-overload]
+            language=language,
+            stemmer=stemmer,  # type: ignore[arg-type]
+            cjk_bigrams=bool(data.get("cjk_bigrams", False)),
         )
 
 
@@ -123,13 +203,15 @@ def passage_schema(config: IndexConfig) -> tantivy.Schema:
         .add_integer_field("passage_id", stored=True, indexed=True, fast=True)
         .add_integer_field("doc_id", stored=True, indexed=False, fast=True)
         # The title keeps its stop words: it answers queries made of stop words only ("A").
-        .add_text_field("title", stored=True, tokenizer_name=config.tokenizer)
+        .add_text_field("title", stored=True, tokenizer_name=config.title_analyzer_name)
     )
     if config.title_in_body:
         builder = builder.add_text_field("body", stored=False, tokenizer_name=config.analyzer_name)
         builder = builder.add_bytes_field("text", stored=True, indexed=False, fast=False)
     else:
         builder = builder.add_text_field("body", stored=True, tokenizer_name=config.analyzer_name)
+    # The source's own passage id (DPR/KILT), returned with hits; absent for other sources.
+    builder = builder.add_bytes_field(SOURCE_ID_FIELD, stored=True, indexed=False, fast=False)
     return builder.build()
 
 
@@ -174,17 +256,22 @@ class PassageIndexWriter:
         self._writer = self._index.writer(heap, threads)
         self._title_in_body = config.title_in_body
 
-    def add(self, passage_id: int, doc_id: int, title: str, body: str) -> None:
+    def add(
+        self, passage_id: int, doc_id: int, title: str, body: str, source_id: str | None = None
+    ) -> None:
+        """Index one passage (``source_id``: its id in the source, stored with it)."""
         if self._title_in_body:
             doc = tantivy.Document(
                 passage_id=passage_id,
                 doc_id=doc_id,
                 title=title,
-                body=f"{title}\n{body}",
+                body=self._config.prepare(f"{title}\n{body}"),
                 text=body.encode("utf-8"),
             )
         else:
             doc = tantivy.Document(passage_id=passage_id, doc_id=doc_id, title=title, body=body)
+        if source_id is not None:
+            doc.add_bytes(SOURCE_ID_FIELD, source_id.encode("utf-8"))
         self._writer.add_document(doc)
 
     def close(self) -> IndexLayout:
@@ -215,8 +302,11 @@ def read_layout(path: Path) -> IndexLayout:
     return IndexLayout(segments, DOC_ORDER_PASSAGE_ID if ordered else "none")
 
 
-def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
-    """The plain terms of a model-written query (lower-cased; operators removed)."""
+def query_terms(text: str, max_terms: int = MAX_QUERY_TERMS, bigrams: bool = False) -> list[str]:
+    """The plain terms of a model-written query (lower-cased; operators removed; CJK runs
+    as their bigrams when ``bigrams``)."""
+    if bigrams:
+        text = cjk_bigrams(text)
     terms = [t for t in _NON_WORD.split(text.lower()) if t]
     return terms[:max_terms]
 
@@ -230,6 +320,7 @@ class Hit:
     title: str
     score: float
     text: str
+    source_passage_id: str | None = None  # the passage's id in its source (DPR, KILT)
 
 
 class PassageSearcher:
@@ -262,7 +353,7 @@ class PassageSearcher:
         """
         terms = [
             t
-            for t in query_terms(text, self.config.max_query_terms)
+            for t in query_terms(text, self.config.max_query_terms, self.config.cjk_bigrams)
             if len(t) * 4 < MAX_TOKEN_BYTES or len(t.encode("utf-8")) < MAX_TOKEN_BYTES
         ]
         if not terms:
@@ -321,4 +412,12 @@ class PassageSearcher:
         doc = self.searcher.doc(address)
         first = doc.get_first  # one field value each (doc[name] builds a list per access)
         text = first("text").decode("utf-8") if self.config.title_in_body else first("body")
-        return Hit(first("passage_id"), first("doc_id"), first("title"), score, text)
+        origin = first(SOURCE_ID_FIELD)
+        return Hit(
+            first("passage_id"),
+            first("doc_id"),
+            first("title"),
+            score,
+            text,
+            origin.decode("utf-8") if origin is not None else None,
+        )

@@ -12,7 +12,7 @@ from typing import Any
 
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: passages.source_passage_id; facts.key, value_text, typed
 MANIFEST = "manifest.json"
 TABLE_FILES = {
     "articles": "articles.parquet",

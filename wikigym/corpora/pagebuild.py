@@ -6,17 +6,14 @@ not depend on which process built them or in which order workers finished.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from wikigym.corpora.passages import split_passages
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage, WorldFact
 from wikigym.corpora.titles import normalize_title
+from wikigym.corpora.vocabulary import TypedFact, type_infobox, untyped_value_type
 from wikigym.corpora.wikitext import parse_wikitext
-
-_DATE = re.compile(r"^-?\d{1,4}(-\d{2}(-\d{2})?)?$")
-_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$|^-?\d+(\.\d+)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +22,23 @@ class PassageRow:
     text: str
     start: int
     end: int
+    origin: str | None = None  # the source's own id(s) of what the passage covers
+
+
+def origin_of(origins: tuple[tuple[int, str], ...], start: int, end: int) -> str | None:
+    """The original id of the units of ``origins`` that span ``[start, end)`` of a section:
+    one id, or ``first..last`` when the passage covers several (None without origins)."""
+    if not origins:
+        return None
+    end = max(end, start + 1)  # an empty passage (a DPR passage with a title only)
+    covered = [
+        oid
+        for i, (offset, oid) in enumerate(origins)
+        if offset < end and (i + 1 == len(origins) or origins[i + 1][0] > start)
+    ]
+    if not covered:
+        return None
+    return covered[0] if len(covered) == 1 else f"{covered[0]}..{covered[-1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +56,9 @@ class FactRow:
     value_type: str
     source: str
     passage: int | None
+    key: str | None = None  # the infobox key (None for world facts)
+    value_text: str | None = None  # the value as the infobox shows it
+    typed: bool = True  # typed by the world or the vocabulary (untyped: raw infobox key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +81,38 @@ class RedirectRow:
     target: str
 
 
-def value_type_of(value: str, link_target: str | None) -> str:
-    """Classify an infobox value as ``entity``, ``date``, ``number`` or ``text``."""
-    if link_target:
-        return "entity"
-    v = value.strip()
-    if _DATE.match(v) and ("-" in v.lstrip("-") or len(v) == 4):
-        return "date"
-    if _NUMBER.match(v):
-        return "number"
-    return "text"
+def value_type_of(value: str, link_target: str | None, key: str = "") -> str:
+    """Classify an untyped infobox value as ``entity``, ``date``, ``number`` or ``text``
+    (a four-digit number is a date only where ``key`` says so)."""
+    return untyped_value_type(key, value, link_target)
+
+
+def _surfaces(fact: TypedFact) -> list[str]:
+    """How the passage that states ``fact`` may write its value (dates and numbers are
+    stored normalised, and prose writes them its own way)."""
+    out = [fact.object, fact.value_text.split(",")[0]]
+    if fact.object_title:
+        out.append(fact.object_title)
+    if fact.value_type == "date" and fact.typed:  # typed dates are ISO
+        y, _, rest = fact.object.partition("-")
+        if rest:
+            mm, _, dd = rest.partition("-")
+            month = _MONTH_NAMES[int(mm) - 1]
+            if dd:
+                out += [f"{int(dd)} {month} {y}", f"{month} {int(dd)}, {y}"]
+            out.append(f"{month} {y}")
+        out.append(y)
+    elif fact.value_type == "number" and fact.typed:  # typed numbers are plain digits
+        value = float(fact.object)
+        if value.is_integer():
+            out += [f"{int(value):,}", f"{int(value):,}".replace(",", ".")]
+    return [x.strip().casefold() for x in out if x and len(x.strip()) >= 2]
+
+
+_MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
 
 
 def _passage_at(starts: list[int], offset: int) -> int:
@@ -99,7 +138,7 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
     links: list[LinkRow] = []
     section_bases: list[tuple[int, int]] = []  # (article offset of section text, first passage)
     for section in page.sections:
-        if not section.text.strip():
+        if not section.text.strip() and not section.whole:
             continue
         if parts:
             parts.append("\n\n")
@@ -112,9 +151,15 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
         parts.append(section.text)
         pos += len(section.text)
         first = len(passages)
-        spans = split_passages(section.text, passage_words)
+        # A source passage (DPR) stays one passage, even when its text is empty.
+        spans = (
+            [(0, len(section.text))]
+            if section.whole
+            else split_passages(section.text, passage_words)
+        )
         for s, e in spans:
-            passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e))
+            origin = origin_of(section.origin_ids, s, e)
+            passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e, origin))
         section_bases.append((base, first))
         starts = [base + s for s, _ in spans]
         for link in section.links:
@@ -140,22 +185,24 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
             )
     else:
         lowered = text.casefold()
-        for field in page.infobox:
+        for typed in type_infobox(page.infobox, page.infobox_type, page.language):
             ordinal = None
-            needle = field.value.casefold()
-            if needle and all_starts:
-                at = lowered.find(needle)
-                if at >= 0:
-                    ordinal = _passage_at(all_starts, at)
-            target = normalize_title(field.link_target) if field.link_target else None
+            if all_starts:
+                found = [at for at in map(lowered.find, _surfaces(typed)) if at >= 0]
+                if found:
+                    ordinal = _passage_at(all_starts, min(found))
+            target = normalize_title(typed.object_title) if typed.object_title else None
             facts.append(
                 FactRow(
-                    field.key,
-                    field.value,
+                    typed.relation,
+                    typed.object,
                     target,
-                    value_type_of(field.value, target),
+                    typed.value_type,
                     "infobox",
                     ordinal,
+                    typed.key,
+                    typed.value_text,
+                    typed.typed,
                 )
             )
     return ArticleRows(
@@ -213,6 +260,7 @@ def encode_record(record: RawPage | ParsedPage | SkippedPage) -> WireRecord:
             record.url,
             record.redirect,
             facts,
+            record.language,
         )
     if isinstance(record, SkippedPage):
         return (SKIPPED, record.title, record.reason, record.source)
@@ -223,7 +271,7 @@ def decode_record(wire: WireRecord) -> RawPage | ParsedPage | SkippedPage:
     """Inverse of :func:`encode_record`."""
     kind = wire[0]
     if kind == "w":
-        _, title, text, source_id, url, redirect, facts = wire
+        _, title, text, source_id, url, redirect, facts, language = wire
         return RawPage(
             title=title,
             wikitext=text,
@@ -231,6 +279,7 @@ def decode_record(wire: WireRecord) -> RawPage | ParsedPage | SkippedPage:
             url=url,
             redirect=redirect,
             world_facts=tuple(WorldFact(*f) for f in facts),
+            language=language,
         )
     if kind == SKIPPED:
         return SkippedPage(wire[1], wire[2], wire[3])
@@ -249,10 +298,20 @@ def encode_result(result: ArticleRows | RedirectRow | SkippedPage) -> WireResult
             result.categories,
             result.is_disambiguation,
             result.infobox_type,
-            tuple((p.section, p.text, p.start, p.end) for p in result.passages),
+            tuple((p.section, p.text, p.start, p.end, p.origin) for p in result.passages),
             tuple((link.passage, link.anchor, link.target) for link in result.links),
             tuple(
-                (f.relation, f.object, f.object_title, f.value_type, f.source, f.passage)
+                (
+                    f.relation,
+                    f.object,
+                    f.object_title,
+                    f.value_type,
+                    f.source,
+                    f.passage,
+                    f.key,
+                    f.value_text,
+                    f.typed,
+                )
                 for f in result.facts
             ),
         )
@@ -265,9 +324,9 @@ def process_batch(batch: list[WireRecord], passage_words: int, source: str) -> l
     """Worker entry point: one batch of encoded records, encoded results in input order.
 
     An article result is ``("a", title, url, source_id, text, categories, is_disambiguation,
-    infobox_type, passages, links, facts)`` with passages ``(section, text, start, end)``,
-    links ``(passage ordinal, anchor, target)`` and facts ``(relation, object, object_title,
-    value_type, source, passage ordinal or None)``; a redirect ``("r", title, target)``; a
+    infobox_type, passages, links, facts)`` with passages ``(section, text, start, end,
+    origin)``, links ``(passage ordinal, anchor, target)`` and facts ``(relation, object,
+    object_title, value_type, source, passage ordinal or None, key, value_text, typed)``; a redirect ``("r", title, target)``; a
     skipped page ``("s", title, reason, source)``.
     """
     return [encode_result(process_record(decode_record(r), passage_words, source)) for r in batch]

@@ -11,9 +11,21 @@ import re
 from collections.abc import Iterator
 
 # A sentence ends at . ! ? (optionally followed by a closing quote or bracket) before
-# whitespace and a capital, digit or opening quote; paragraph breaks always end one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n\s*\n")
-_WORD = re.compile(r"\S+")
+# whitespace and a capital, digit or opening quote; at a CJK full stop (。！？, and a closing
+# bracket after it), spaces or not; paragraph breaks always end one.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])"
+    r"|(?<=[。！？])[」』）]?\s*(?=\S)"
+    r"|\n\s*\n"
+)
+# Words: runs of non-space characters, except that CJK text (written without spaces)
+# counts two characters as a word, so a 100-word passage holds ~200 kana/kanji.
+_CJK = (
+    "\u3005\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+)
+_CJK_PUNCT = "\u3000-\u3004\u3006-\u303f\uff01-\uff65"
+_WORD = re.compile(f"[{_CJK}]{{1,2}}[{_CJK_PUNCT}]*|[^\\s{_CJK}]+")
 
 
 def _sentence_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -34,11 +34,16 @@ class InfoboxField:
         key: Normalised key (lower case, spaces as ``_``).
         value: Plain text of the value.
         link_target: Target title when the value is (or starts with) a wikilink.
+        link_targets: Every link target of the value, in order (lists of entities).
+        leading_link: The value starts with its first link (``[[Mayfair]], London``), so
+            that link names the value, not a later item of it.
     """
 
     key: str
     value: str
     link_target: str | None = None
+    link_targets: tuple[str, ...] = ()
+    leading_link: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +74,18 @@ class Section:
         path: Heading path, ``()`` for the lead, e.g. ``("History", "Early years")``.
         text: Plain text of the section body (paragraphs separated by blank lines).
         links: Wikilinks whose anchors lie inside ``text``.
+        origin_ids: ``(offset in text, original id)`` of the source's own units, in order
+            (DPR passage ids, KILT ``wikipedia_id:paragraph``): each passage cut from the
+            section records the ids of the units it covers.
+        whole: The section is one passage of the source (DPR): kept as exactly one
+            passage, never re-split, so the user's passage ids map one to one.
     """
 
     path: tuple[str, ...]
     text: str
     links: tuple[Link, ...] = ()
+    origin_ids: tuple[tuple[int, str], ...] = ()
+    whole: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +99,7 @@ class RawPage:
         url: Canonical URL if the source gives one.
         redirect: Target title when the source marks the page as a redirect.
         world_facts: Exact facts of a generated world (empty for real dumps).
+        language: Base language code of the wiki (siteinfo), for locale-aware values.
     """
 
     title: str
@@ -95,6 +108,7 @@ class RawPage:
     url: str | None = None
     redirect: str | None = None
     world_facts: tuple[WorldFact, ...] = ()
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +126,7 @@ class ParsedPage:
         is_disambiguation: True for disambiguation pages.
         redirect: Target title if the page is a redirect (then sections are empty).
         world_facts: Exact facts of a generated world.
+        language: Base language code of the wiki, when known (locale of infobox values).
     """
 
     title: str
@@ -124,6 +139,7 @@ class ParsedPage:
     is_disambiguation: bool = False
     redirect: str | None = None
     world_facts: tuple[WorldFact, ...] = field(default=())
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,11 +40,18 @@ class BuildSource:
     ) -> Iterator[RawPage | ParsedPage | SkippedPage]:
         return self._inner.records(progress)
 
+    def language(self) -> str | None:
+        """The language the source declares (a dump's siteinfo), or None."""
+        declared = getattr(self._inner, "language", None)
+        return declared() if callable(declared) else None
+
     def describe(self) -> dict[str, Any]:
-        """Manifest entry: format and the name, size and sha256 of each file read."""
+        """Manifest entry: format, declared language and the name, size and sha256 of each
+        file read."""
         return {
             "name": self.name,
             "format": self.format,
+            "language": self.language(),
             "files": [
                 {"name": f.path.name, "size": f.size, "sha256": f.sha256}
                 for f in self._inner.files()
@@ -90,6 +97,10 @@ class WorldSource:
 
     def total_bytes(self) -> int:
         return self.xml.stat().st_size
+
+    def language(self) -> str:
+        """Generated worlds are written in English."""
+        return "en"
 
     def records(self, progress: Progress | None = None) -> Iterator[RawPage | SkippedPage]:
         with self.facts.open(encoding="utf-8") as facts:

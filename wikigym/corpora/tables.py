@@ -38,6 +38,8 @@ PASSAGES = pa.schema(
         ("text", pa.string()),
         ("char_start", pa.int64()),
         ("char_end", pa.int64()),
+        # The source's own passage id (DPR id, KILT ``wikipedia_id:paragraph``), else null.
+        ("source_passage_id", pa.string()),
     ]
 )
 LINKS = pa.schema(
@@ -61,6 +63,11 @@ FACTS = pa.schema(
         ("value_type", pa.string()),
         ("source", pa.string()),
         ("passage_id", pa.int64()),
+        # Infobox facts: the raw key, the value as shown, and whether the relation
+        # vocabulary typed it (untyped facts keep the raw key as relation).
+        ("key", pa.string()),
+        ("value_text", pa.string()),
+        ("typed", pa.bool_()),
     ]
 )
 TABLES: dict[str, pa.Schema] = {

@@ -278,6 +278,7 @@ def parse_wikitext(page: RawPage) -> ParsedPage:
         "source_id": page.source_id,
         "url": page.url,
         "world_facts": page.world_facts,
+        "language": page.language,
     }
     text = page.wikitext if isinstance(page.wikitext, str) else ""
     if page.redirect:
@@ -314,6 +315,8 @@ class _State:
         links: ``(target)`` per link id, in order of creation.
         categories: Category names in order of appearance.
         infobox: ``(open position, raw content)`` of the first infobox candidate.
+        lead_template: The first top-level template of the lead shaped like an infobox
+            (used when no template has an infobox name).
         is_disambiguation: Whether a disambiguation template was seen.
     """
 
@@ -321,6 +324,7 @@ class _State:
     links: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     infobox: tuple[int, str] | None = None
+    lead_template: tuple[int, str] | None = None
     is_disambiguation: bool = False
 
 
@@ -430,7 +434,7 @@ def _expand_templates(text: str, state: _State) -> str:
             parent = stack[-1][0] if stack else root
             if opener_len == 2 and len(stack) < MAX_DEPTH:
                 rendered = _render_template(
-                    "".join(pieces), text, content_start, at, open_pos, state
+                    "".join(pieces), text, content_start, at, open_pos, state, not stack
                 )
                 if rendered:
                     parent.append(rendered)
@@ -487,9 +491,15 @@ def _template_args(params: list[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def _render_template(
-    content: str, text: str, raw_start: int, raw_end: int, open_pos: int, state: _State
+    content: str,
+    text: str,
+    raw_start: int,
+    raw_end: int,
+    open_pos: int,
+    state: _State,
+    top: bool = False,
 ) -> str:
-    """Render one template given its already expanded content."""
+    """Render one template given its already expanded content (``top``: not nested)."""
     name_part, sep, rest = content.partition("|")
     name = _WS_RE.sub(" ", name_part.replace("_", " ")).strip().lower()
     if name.startswith("template:"):
@@ -503,8 +513,13 @@ def _render_template(
     if state.capture:
         if name in _DISAMBIG_NAMES or name.endswith("disambiguation"):
             state.is_disambiguation = True
-        if name.startswith("infobox") and (state.infobox is None or open_pos < state.infobox[0]):
-            state.infobox = (open_pos, text[raw_start:raw_end])
+        if infobox_kind(name) is not None:
+            if state.infobox is None or open_pos < state.infobox[0]:
+                state.infobox = (open_pos, text[raw_start:raw_end])
+        elif top and state.infobox is None and state.lead_template is None:
+            raw = text[raw_start:raw_end]
+            if _looks_like_infobox(name, raw) and "\n==" not in text[:open_pos]:
+                state.lead_template = (open_pos, raw)
     renderer = _RENDERERS.get(name)
     if renderer is None:
         if name.startswith("lang-"):
@@ -935,15 +950,57 @@ def _finish_section(path: tuple[str, ...], marked: str, link_targets: list[str])
 
 # ------------------------------------------------------------------------------ infobox
 
+# Names of infobox templates across wikis (lower case): the template name starts or ends
+# with one of them, and the rest is the infobox type ("Infobox settlement", "基礎情報 国",
+# "Ficha de persona", "Polityk infobox").
+INFOBOX_PREFIXES: tuple[str, ...] = (
+    "infobox", "infoboks", "infokutija", "infocaseta", "infotaula", "infoquadro",
+    "ficha de", "ficha", "info/", "faktamall", "tietolaatikko", "карточка", "картка",
+    "инфокутия", "инфобокс", "bilgi kutusu", "hộp thông tin", "정보상자", "صندوق معلومات",
+    "جعبه اطلاعات", "taxobox", "基礎情報", "信息框",
+)  # fmt: skip
+INFOBOX_SUFFIXES: tuple[str, ...] = ("infobox", "基礎情報", " 정보", "信息框")
+# Templates (first words of the name) that can have key = value lines in a lead but are
+# not infoboxes.
+_NOT_INFOBOX = (
+    "cite", "citation", "literatur", "internetquelle", "webarchiv", "navbox", "sidebar",
+    "coord", "short description", "use", "multiple issues", "about", "for", "redirect",
+    "taxonbar", "authority control", "reflist", "commons", "portal",
+)  # fmt: skip
+_NAMED_LINE_RE = re.compile(r"\n[ \t]*\|[ \t]*[^=|\n{}\[\]<]{1,60}=")
+
+
+def infobox_kind(name: str) -> str | None:
+    """The infobox type of a template named ``name`` (lower case), or None when the name
+    is not an infobox name: ``"infobox settlement"`` -> ``"settlement"``, ``"基礎情報 国"``
+    -> ``"国"``, ``"infobox"`` -> ``""``."""
+    for prefix in INFOBOX_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :].strip(" /_-")
+    for suffix in INFOBOX_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)].strip(" /_-")
+    return None
+
+
+def _looks_like_infobox(name: str, raw: str) -> bool:
+    """A lead template laid out as an infobox: three or more ``| key = value`` lines."""
+    if not name or any(name == x or name.startswith(x + " ") for x in _NOT_INFOBOX):
+        return False
+    return len(_NAMED_LINE_RE.findall(raw, 0, 20_000)) >= 3
+
 
 def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]:
     """Turn the recorded infobox template into a type and plain-text fields."""
-    if state.infobox is None:
+    found = state.infobox or state.lead_template
+    if found is None:
         return None, ()
-    raw = state.infobox[1]
+    raw = found[1]
     params = _split_top_pipes(raw)
-    name = _WS_RE.sub(" ", params[0].replace("_", " ")).strip()
-    kind = name[len("infobox") :].strip().lower() if name.lower().startswith("infobox") else ""
+    name = _WS_RE.sub(" ", params[0].replace("_", " ")).strip().lower()
+    kind = infobox_kind(name)
+    if kind is None:  # found by its structure: the template's own name is its type
+        kind = name
     fields: list[InfoboxField] = []
     seen: set[str] = set()
     for param in params[1:]:
@@ -955,17 +1012,26 @@ def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]
             continue
         if key == "alt" or key.endswith(("_alt", "size")):
             continue
-        plain, target = _plain_value(value)
+        plain, targets, leading = _plain_value(value)
         if plain:
             seen.add(key)
-            fields.append(InfoboxField(key=key, value=plain, link_target=target))
+            fields.append(
+                InfoboxField(
+                    key=key,
+                    value=plain,
+                    link_target=targets[0] if targets else None,
+                    link_targets=targets,
+                    leading_link=leading,
+                )
+            )
     return kind, tuple(fields)
 
 
-def _plain_value(value: str) -> tuple[str, str | None]:
-    """Plain text of an infobox value (lines joined by ', ') and its first link target."""
+def _plain_value(value: str) -> tuple[str, tuple[str, ...], bool]:
+    """Plain text of an infobox value (lines joined by ', '), its link targets, and whether
+    the value starts with its first link."""
     if not value.strip():
-        return "", None
+        return "", (), False
     if "<" in value:
         value = _BR_RE.sub("\n", value)
     local = _State()
@@ -977,7 +1043,8 @@ def _plain_value(value: str) -> tuple[str, str | None]:
         joined = _MARK_END_WS_RE.sub(r"\2\1", joined)
     section = _finish_section((), joined, local.links)
     if section is None:
-        return "", None
+        return "", (), False
     if section.links:
-        return section.text, section.links[0].target
-    return section.text, (local.links[0] if local.links else None)
+        targets = tuple(dict.fromkeys(link.target for link in section.links))
+        return section.text, targets, section.links[0].start == 0
+    return section.text, tuple(dict.fromkeys(local.links)), False

@@ -5,9 +5,10 @@ entities (article doc ids, ``int``) and literal values (their key, ``str``). Eac
 row of parallel lists; indexes map relation -> subject -> rows, relation -> object ->
 subjects, entity -> rows in and out, and relation -> sorted measures for range filters.
 
-World snapshots use their exact ``world`` facts. Other snapshots use ``infobox`` facts that
-pass :func:`~wikigym.synth.values.clean_literal` and whose value is written in the passage
-the fact is located in, plus ``links_to`` edges between articles no fact connects.
+World snapshots use their exact ``world`` facts. Other snapshots use only the ``infobox``
+facts that the relation vocabulary typed (:mod:`wikigym.corpora.vocabulary`): their relation
+has a phrasing, their value parsed as its type, and the build located the passage that
+states it. Raw infobox keys and untyped links (``links_to``) never make a question.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
+from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
 from wikigym.synth.values import Literal, clean_literal
 
-LINKS_TO = "links_to"
 # Relations that never make a question: names, images, coordinates, ranks, codes.
 SKIP_RELATIONS = frozenset(
     [
@@ -85,7 +86,25 @@ _PERSONLIKE = frozenset(
 _JUNK_VALUES = frozenset({"date", "utc", "yes", "no", "none", "unknown", "capital", "n/a", "see"})
 _HAS_WORD = re.compile(r"[^\W\d_]{3}")
 _KIND = re.compile(r"^[a-z][a-z .]{1,24}$")
-_KIND_MAP = {"settlement": "city", "u.s. state": "state"}
+_KIND_MAP = {
+    "settlement": "city",
+    "u.s. state": "state",
+    "province or territory of canada": "province",
+}
+
+
+# Nouns of the vocabulary's kind groups, for infobox types that are not English nouns
+# ("漫画家", "基礎情報 国" -> "国").
+_GROUP_NOUNS = {
+    "person": "person",
+    "place": "place",
+    "organisation": "organisation",
+    "work": "work",
+    "event": "event",
+    "award": "award",
+    "language": "language",
+    "medical": "condition",
+}
 
 
 def _kind_of(infobox_type: str | None) -> str | None:
@@ -95,18 +114,17 @@ def _kind_of(infobox_type: str | None) -> str | None:
     if t in _PERSONLIKE:
         return "person"
     t = _KIND_MAP.get(t, t)
-    return t if _KIND.match(t) else None
+    if _KIND.match(t):
+        return t
+    group = vocabulary().kind(t)
+    return _GROUP_NOUNS.get(group) if group else None
 
 
-def _clean_infobox(relation: str, value_type: str, value: str) -> bool:
-    """Whether an infobox literal looks like a fact: numbered series fields (``leader_name1``),
-    dates that did not parse as dates, and words shorter than three letters are dropped."""
-    if any(ch.isdigit() for ch in relation):
-        return False
+def _clean_value(value_type: str, value: str) -> bool:
+    """Whether a typed infobox literal reads as an answer: dates and numbers parsed at
+    build; a text needs a word of three letters and must not be a placeholder."""
     if value_type in ("date", "number"):
         return True
-    if relation.endswith(("_date", "_year", "date", "year")):
-        return False
     v = value.strip()
     return bool(_HAS_WORD.search(v)) and v.casefold() not in _JUNK_VALUES
 
@@ -183,30 +201,23 @@ class KnowledgeGraph:
             g.redirects[d] = tuple(r or ())
             g.kinds[d] = _kind_of(t)
         g._load_facts(snapshot, source)
-        if source != "world":
-            g._load_links(snapshot)
         if not g.f_id:
             raise SynthError(
-                f"snapshot {snapshot.path} has no clean {source} fact to build questions from; "
-                "use a snapshot built from a generated world or from pages with infoboxes"
+                f"snapshot {snapshot.path} has no clean {source} fact typed by the relation "
+                "vocabulary to build questions from; use a snapshot built from a generated "
+                "world or from pages with infoboxes (`corpus info` counts the facts)"
             )
         g._index()
         return g
 
     def _load_facts(self, snapshot: Snapshot, source: str) -> None:
-        located = (
-            ""
-            if source == "world"
-            else (
-                " AND p.doc_id = f.subject_doc_id AND (contains(lower(p.text), lower(f.object))"
-                " OR contains(lower(p.text), lower(coalesce(f.object_title, f.object))))"
-            )
-        )
+        # Real data: typed facts only, located by the build in a passage of their subject.
+        typed = "" if source == "world" else " AND f.typed AND p.doc_id = f.subject_doc_id"
         t = snapshot.sql(
             "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,"
             " f.object_doc_id, f.value_type, f.passage_id FROM facts f"
             " JOIN passages p ON p.passage_id = f.passage_id"
-            f" WHERE f.source = ? {located} ORDER BY f.fact_id",
+            f" WHERE f.source = ? {typed} ORDER BY f.fact_id",
             [source],
         )
         cols = [t.column(i).to_pylist() for i in range(t.num_columns)]
@@ -221,7 +232,7 @@ class KnowledgeGraph:
                     continue
                 self._add(fid, subj, rel, int(obj_doc), obj_title or obj, pid, "entity", None)
                 continue
-            if source != "world" and not _clean_infobox(rel, vtype, obj):
+            if source != "world" and not _clean_value(vtype, obj):
                 continue
             lit = clean_literal("text" if vtype == "entity" else vtype, obj)
             if lit is None:
@@ -268,22 +279,6 @@ class KnowledgeGraph:
         self.f_pid.append(pid)
         self.f_vtype.append(vtype)
         self.f_measure.append(measure)
-
-    def _load_links(self, snapshot: Snapshot) -> None:
-        t = snapshot.sql(
-            """
-            SELECT min(l.link_id) AS link_id, l.src_doc_id, l.target_doc_id,
-                   arg_min(l.src_passage_id, l.link_id) AS pid
-            FROM links l
-            WHERE l.target_doc_id IS NOT NULL AND l.target_doc_id <> l.src_doc_id
-              AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.subject_doc_id = l.src_doc_id
-                              AND f.object_doc_id = l.target_doc_id)
-            GROUP BY l.src_doc_id, l.target_doc_id ORDER BY link_id
-            """
-        )
-        for lid, src, dst, pid in zip(*(t.column(i).to_pylist() for i in range(4)), strict=True):
-            # Negative ids keep link edges apart from fact ids.
-            self._add(-1 - lid, src, LINKS_TO, int(dst), self.titles[dst], pid, "entity", None)
 
     def _index(self) -> None:
         fwd: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wikigym.corpora.vocabulary import vocabulary
+
 
 @dataclass(frozen=True, slots=True)
 class RelText:
@@ -196,9 +198,32 @@ TEMPLATES: dict[str, RelText] = {
 }  # fmt: skip
 
 
+def vocabulary_text(relation: str) -> RelText | None:
+    """The phrasings the relation vocabulary of real infoboxes gives ``relation`` (None
+    when it has none: world relations keep theirs here)."""
+    data = vocabulary().phrasing(relation)
+    if data is None:
+        return None
+    return _t(
+        tuple(data["nouns"]),
+        tuple(data["clauses"]),
+        tuple(data.get("fwd", ())),
+        tuple(data.get("asks", ())),
+        data.get("role"),
+        tuple(data.get("keywords", ())),
+    )
+
+
+def has_phrasing(relation: str) -> bool:
+    """Whether ``relation`` has its own phrasings (a world template or the vocabulary's)."""
+    return relation in TEMPLATES or vocabulary().phrasing(relation) is not None
+
+
 def relation_text(relation: str) -> RelText:
-    """The phrasings of ``relation`` (a generic form for relations without a template)."""
-    t = TEMPLATES.get(relation)
+    """The phrasings of ``relation``: the world's template, else the relation vocabulary's,
+    else a generic form (never reached by real-data questions, which use typed relations
+    only)."""
+    t = TEMPLATES.get(relation) or vocabulary_text(relation)
     if t is not None:
         return t
     words = relation.replace("_", " ").strip()

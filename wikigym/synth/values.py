@@ -17,7 +17,7 @@ _MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",
 )  # fmt: skip
-_ISO_DATE = re.compile(r"^(\d{3,4})(?:-(\d{2})-(\d{2}))?$")
+_ISO_DATE = re.compile(r"^(\d{3,4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _NUMBER = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$|^\d+(?:\.\d+)?$")
 _BAD_TEXT = re.compile(r"[\[\]{}<>|=()\n]|https?:|^\W|\W$")
 MAX_TEXT_CHARS = 40
@@ -48,17 +48,20 @@ def format_number(value: float) -> str:
 
 
 def date_surface(key: str) -> str:
-    """``1929-02-02`` -> ``2 February 1929``; ``1929`` -> ``1929``."""
+    """``1929-02-02`` -> ``2 February 1929``; ``1929-02`` -> ``February 1929``; ``1929`` ->
+    ``1929``."""
     m = _ISO_DATE.match(key)
     if not m or not m.group(2):
         return key
+    if not m.group(3):
+        return f"{_MONTHS[int(m.group(2)) - 1]} {int(m.group(1))}"
     return f"{int(m.group(3))} {_MONTHS[int(m.group(2)) - 1]} {int(m.group(1))}"
 
 
 def clean_literal(value_type: str, text: str) -> Literal | None:
     """A :class:`Literal` for a fact object, or None when the value is not clean enough.
 
-    Dates must be ISO (``YYYY`` or ``YYYY-MM-DD``); numbers plain or comma-grouped digits;
+    Dates must be ISO (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``); numbers plain or comma-grouped digits;
     texts short, without markup, brackets or leading/trailing punctuation.
     """
     text = text.strip()
@@ -68,11 +71,13 @@ def clean_literal(value_type: str, text: str) -> Literal | None:
         m = _ISO_DATE.match(text)
         if not m:
             return None
-        if m.group(2) and not (1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31):
+        if m.group(2) and not 1 <= int(m.group(2)) <= 12:
+            return None
+        if m.group(3) and not 1 <= int(m.group(3)) <= 31:
             return None
         surface = date_surface(text)
         aliases = (text,) if surface != text else ()
-        if m.group(2):
+        if m.group(3):
             mon = _MONTHS[int(m.group(2)) - 1]
             aliases = (*aliases, f"{mon} {int(m.group(3))}, {int(m.group(1))}")
         return Literal(text, float(m.group(1)), surface, aliases)

@@ -9,7 +9,9 @@ Each paragraph is one string ending in a newline. Markers at the start of a para
 - Any other ``WORD::::`` marker (e.g. ``BLANK::::``) is dropped with its marker; a paragraph
   left empty is dropped.
 
-The first paragraph repeats the title and is dropped when equal to it.
+The first paragraph repeats the title and is dropped when equal to it. Every paragraph kept
+records its KILT id ``wikipedia_id:paragraph_index`` (the title when there is no id), so
+each passage of the snapshot names the KILT paragraphs it covers.
 """
 
 from __future__ import annotations
@@ -38,15 +40,22 @@ def section_path(header: str) -> tuple[str, ...]:
     return tuple(path)
 
 
-def kilt_sections(title: str, paragraphs: list[str]) -> tuple[Section, ...]:
-    """Group KILT paragraphs into sections; the lead (path ``()``) always comes first."""
+def kilt_sections(title: str, paragraphs: list[str], article_id: str = "") -> tuple[Section, ...]:
+    """Group KILT paragraphs into sections; the lead (path ``()``) always comes first.
+
+    Each section records ``(offset, "article_id:paragraph")`` per paragraph it holds
+    (``paragraph`` = index in the KILT ``text`` list, as KILT provenance counts), when
+    ``article_id`` is given.
+    """
     sections: list[Section] = []
     path: tuple[str, ...] = ()
     body: list[str] = []
+    origins: list[tuple[int, str]] = []
+    size = 0
 
     def close() -> None:
         if not path or body:
-            sections.append(Section(path=path, text="\n\n".join(body)))
+            sections.append(Section(path=path, text="\n\n".join(body), origin_ids=tuple(origins)))
 
     for index, raw in enumerate(paragraphs):
         paragraph = raw.strip()
@@ -57,11 +66,16 @@ def kilt_sections(title: str, paragraphs: list[str]) -> tuple[Section, ...]:
             kind, rest = match.group(1), match.group(2).strip()
             if kind == "Section":
                 close()
-                path, body = section_path(rest) or path, []
+                path, body, origins, size = section_path(rest) or path, [], [], 0
                 continue
             paragraph = rest
         if paragraph:
+            if body:
+                size += 2
+            if article_id:
+                origins.append((size, f"{article_id}:{index}"))
             body.append(paragraph)
+            size += len(paragraph)
     close()
     return tuple(sections)
 
@@ -89,9 +103,10 @@ def kilt_page(row: object, where: str, source: str) -> ParsedPage | SkippedPage:
     wikipedia_id = row.get("wikipedia_id")
     history = row.get("history")
     url = history.get("url") if isinstance(history, dict) else None
+    article_id = str(wikipedia_id) if wikipedia_id is not None else title.strip()
     return ParsedPage(
         title=title.strip(),
-        sections=kilt_sections(title, text),
+        sections=kilt_sections(title, text, article_id),
         source_id=str(wikipedia_id) if wikipedia_id is not None else None,
         url=url if isinstance(url, str) else None,
         categories=_categories(row.get("categories")),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wikigym.corpora.analysis import language_code
 from wikigym.corpora.readers.base import FileSource, Progress, open_input
 from wikigym.corpora.records import RawPage, SkippedPage
 from wikigym.errors import SourceError
@@ -55,10 +56,17 @@ def _child_text(elem: ET.Element, name: str) -> str | None:
     return None
 
 
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_DBNAME_RE = re.compile(r"^([a-z_]+?)wiki$")
+# dbnames of multilingual wikis, whose prefix is no language.
+_NOT_LANGUAGES = frozenset({"commons", "meta", "species", "wikidata", "mediawiki", "simple"})
+
+
 @dataclass
 class _SiteInfo:
     url_prefix: str | None = None
     namespaces: frozenset[str] = _DEFAULT_NAMESPACES
+    language: str | None = None
 
 
 @dataclass
@@ -91,6 +99,9 @@ class _Reader:
                             f"{self.path} is not a MediaWiki XML export: its root element is "
                             f"<{name}>, expected <mediawiki>"
                         )
+                    lang = elem.get(_XML_LANG)
+                    if lang:
+                        self.site.language = language_code(lang)
                 elif name == "page":
                     self.pages_seen += 1
                     self.page = _PageState(number=self.pages_seen)
@@ -126,6 +137,9 @@ class _Reader:
         elem.clear()
 
     def _siteinfo(self, elem: ET.Element) -> None:
+        dbname = _DBNAME_RE.match((_child_text(elem, "dbname") or "").strip())
+        if self.site.language is None and dbname and dbname.group(1) not in _NOT_LANGUAGES:
+            self.site.language = language_code(dbname.group(1))
         base = _child_text(elem, "base")
         if base:
             if "?title=" in base:
@@ -182,7 +196,36 @@ class _Reader:
             source_id=page_id.strip() if page_id else None,
             url=url,
             redirect=redirect,
+            language=self.site.language,
         )
+
+
+def site_language(path: Path) -> str | None:
+    """The language of a MediaWiki export (root ``xml:lang``, else siteinfo's ``dbname``),
+    read from the head of the file; None when it names none."""
+    reader = _Reader(path=path)
+    parser = ET.XMLPullParser(events=("start", "end"))
+    with open_input(path) as inp:
+        while True:
+            chunk = inp.read(1 << 16)
+            if not chunk:
+                return reader.site.language
+            try:
+                parser.feed(chunk)
+                for event, elem in parser.read_events():
+                    name = _local(elem.tag)
+                    if reader.root is None:
+                        reader.root = elem
+                        lang = elem.get(_XML_LANG)
+                        if lang:
+                            return language_code(lang)
+                    elif event == "end" and name == "siteinfo":
+                        reader._siteinfo(elem)
+                        return reader.site.language
+                    elif name == "page":
+                        return None
+            except ET.ParseError:
+                return None
 
 
 def iter_mediawiki(path: Path, progress: Progress | None = None) -> Iterator[RawPage | SkippedPage]:
@@ -236,3 +279,7 @@ class MediaWikiSource(FileSource):
     def records(self, progress: Progress | None = None) -> Iterator[RawPage | SkippedPage]:
         """Stream the main-namespace pages; see :func:`iter_mediawiki`."""
         return iter_mediawiki(self.path, progress)
+
+    def language(self) -> str | None:
+        """The wiki's language code from the export's head (see :func:`site_language`)."""
+        return site_language(self.path)
