@@ -72,7 +72,7 @@ def compute_snapshot_id(table_hashes: dict[str, str], content_config: dict[str, 
 # Fields that nothing reads (the record of how a snapshot was built). Their sha256 is kept
 # in the manifest, so `corpus verify` also reports an edit there; not in snapshot_id, which
 # must not depend on thread counts or the package version.
-PROVENANCE_FIELDS = ("build_config", "package_version", "skipped", "sources")
+PROVENANCE_FIELDS = ("build_config", "package_version", "skipped", "source_counts", "sources")
 
 
 def provenance_sha256(manifest: dict[str, Any]) -> dict[str, str]:
@@ -131,8 +131,14 @@ def read_manifest(root: Path) -> dict[str, Any]:
             if isinstance(manifest, dict)
             else type(manifest).__name__
         )
+        detail = ""
+        if isinstance(manifest, dict) and "format_version" not in manifest:
+            # A renamed key: name every field the structure check finds, not just the version.
+            from wikigym.corpora.verify import check_structure  # verify imports this module
+
+            detail = " (" + "; ".join(check_structure(manifest)) + ")"
         raise SnapshotError(
-            f"{path}: expected snapshot format_version {FORMAT_VERSION}, got {got!r}; "
+            f"{path}: expected snapshot format_version {FORMAT_VERSION}, got {got!r}{detail}; "
             "rebuild the snapshot with this wikigym version"
         )
     return manifest

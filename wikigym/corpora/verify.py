@@ -57,6 +57,7 @@ INFORMATIONAL: tuple[tuple[str, ...], ...] = (
     ("build_config", "threads"),
     ("sources",),  # the input files' names, sizes, sha256; extra keys such as the generator
     ("skipped",),  # the skipped pages' titles, reasons, source names
+    ("source_counts",),  # per-source build statistics (what came in, went out, was dropped)
 )
 FIELDS = (
     "build_config",
@@ -66,10 +67,12 @@ FIELDS = (
     "files",
     "format_version",
     "index_layout",
+    "language",
     "package_version",
     "provenance_sha256",
     "skipped",
     "snapshot_id",
+    "source_counts",
     "sources",
     "tables",
 )
@@ -90,6 +93,9 @@ INDEX_KEYS = {
     "title_in_body": bool,
     "title_boost": float,
     "max_query_terms": int,
+    "language": str,
+    "stemmer": (str, type(None)),
+    "cjk_bigrams": bool,
 }
 DOC_ORDERS = (DOC_ORDER_PASSAGE_ID, "none")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -209,6 +215,8 @@ def check_structure(manifest: dict[str, Any]) -> list[str]:
     out += _check_tables(manifest)
     out += _check_build_config(manifest)
     out += _check_sources(manifest.get("sources", []))
+    out += _check_language(manifest)
+    out += _check_source_counts(manifest.get("source_counts", []))
     out += _check_skipped(manifest)
     out += _check_layout_shape(manifest.get("index_layout", {"segments": 1, "doc_order": "none"}))
     return out
@@ -245,6 +253,10 @@ def _check_content_config(cfg: object) -> list[str]:
         elif kind is int:
             if not _is_int(value, 1):
                 out.append(f"content_config.index.{key}: expected an int >= 1, got {value!r}")
+        elif isinstance(kind, tuple):
+            if type(value) not in kind:
+                names = " or ".join("null" if k is type(None) else k.__name__ for k in kind)
+                out.append(f"content_config.index.{key}: expected {names}, got {value!r}")
         elif type(value) is not kind:
             out.append(f"content_config.index.{key}: expected {kind.__name__}, got {value!r}")
     if not out:
@@ -341,7 +353,7 @@ def _check_build_config(manifest: dict[str, Any]) -> list[str]:
         return []
     if not isinstance(cfg, dict):
         return ["build_config: expected an object"]
-    keys = ("formats", "passage_words", "threads")
+    keys = ("formats", "language", "passage_words", "threads")
     out = [f"build_config.{k}: missing" for k in keys if k not in cfg]
     out += [f"build_config.{k}: not a build setting" for k in sorted(set(cfg) - set(keys))]
     if "threads" in cfg and not _is_int(cfg["threads"], 1):
@@ -366,6 +378,32 @@ def _check_build_config(manifest: dict[str, Any]) -> list[str]:
                 f"({expected!r})"
             )
     return out
+
+
+def _check_language(manifest: dict[str, Any]) -> list[str]:
+    """The top-level and build language must be the index's (which snapshot_id covers)."""
+    content = manifest.get("content_config")
+    index = content.get("index") if isinstance(content, dict) else None
+    expected = index.get("language", "en") if isinstance(index, dict) else None
+    out: list[str] = []
+    cfg = manifest.get("build_config")
+    for name, value in (
+        ("language", manifest.get("language")),
+        ("build_config.language", cfg.get("language") if isinstance(cfg, dict) else None),
+    ):
+        if not isinstance(value, str):
+            out.append(f"{name}: expected a language code, got {value!r}")
+        elif expected is not None and value != expected:
+            out.append(
+                f"{name} ({value!r}) differs from content_config.index.language ({expected!r})"
+            )
+    return out
+
+
+def _check_source_counts(entries: object) -> list[str]:
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        return ["source_counts: expected a list of objects"]
+    return []
 
 
 def _check_sources(sources: object) -> list[str]:
