@@ -20,6 +20,7 @@ import numpy as np
 from wikigym.envs.codes import ErrorCode
 from wikigym.envs.recipe import env_spec, make_env
 from wikigym.envs.replay import RecordTrajectory
+from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import EvalError
 from wikigym.eval.agents import Agent
 from wikigym.tasks.taskset import Task, TaskSet
@@ -150,7 +151,8 @@ def run_eval(
     )
     env = RecordTrajectory(make_env(spec), folder, env_id=spec.id)
     unwrapped = env.unwrapped
-    taskset: TaskSet = unwrapped.tasks  # type: ignore[attr-defined]
+    assert isinstance(unwrapped, WikiSearchEnv)  # the recipe above names it
+    taskset: TaskSet = unwrapped.tasks
     privileged = bool(getattr(agent, "privileged", False))
     records: list[EpisodeRecord] = []
     started = time.perf_counter()
@@ -163,7 +165,7 @@ def run_eval(
         steps_with_error = 0
         reward_value: SupportsFloat = 0.0
         while not (terminated or truncated):
-            action = agent.act(obs, getattr(unwrapped, "last_outputs", ()))
+            action = agent.act(obs, unwrapped.last_outputs)
             if not isinstance(action, str):
                 raise EvalError(
                     f"agent {agent_name} returned {type(action).__name__}, expected str"
@@ -197,7 +199,7 @@ def run_eval(
     env.close()
     return EvalRun(
         agent=agent_name,
-        snapshot_id=unwrapped.snapshot.snapshot_id,  # type: ignore[attr-defined]
+        snapshot_id=unwrapped.snapshot.snapshot_id,
         taskset_id=taskset.taskset_id,
         taskset_name=taskset.name,
         seed=seed,
