@@ -120,7 +120,7 @@ def observe(root: Path, full: bool) -> Observed:
             try:
                 got = count_rows(root / fname)
             except PermissionError:
-                raise
+                raise  # not corruption: reported below as a permission problem
             except (OSError, ValueError) as exc:  # pyarrow.ArrowInvalid is a ValueError
                 unreadable.append(f"{fname}: not a readable Parquet file ({exc})")
                 counts = None
