@@ -22,13 +22,14 @@ import pytest
 from wikigym.cli import main as cli
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
 from wikigym.corpora.manifest import sha256_file
+from wikigym.corpora.manifest_schema import INFORMATIONAL
 from wikigym.corpora.staging import (
     clean_stale_siblings,
     host_tag,
     process_start_time,
     stale_siblings,
 )
-from wikigym.corpora.verify import INFORMATIONAL, compare, observe
+from wikigym.corpora.verify import compare, observe
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
 ROOT = Path(__file__).resolve().parents[1]

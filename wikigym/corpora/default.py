@@ -10,9 +10,9 @@ from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
 from wikigym.corpora.manifest import read_manifest
+from wikigym.corpora.manifest_schema import FIELDS
 from wikigym.corpora.sources import open_build_source
 from wikigym.corpora.staging import clean_stale_siblings, make_sibling
-from wikigym.corpora.verify import FIELDS
 from wikigym.errors import BuildError, SnapshotError
 
 DEFAULT_ARTICLES = 3000

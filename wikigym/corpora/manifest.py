@@ -134,7 +134,7 @@ def read_manifest(root: Path) -> dict[str, Any]:
         detail = ""
         if isinstance(manifest, dict) and "format_version" not in manifest:
             # A renamed key: name every field the structure check finds, not just the version.
-            from wikigym.corpora.verify import check_structure  # verify imports this module
+            from wikigym.corpora.manifest_schema import check_structure  # it imports this module
 
             detail = " (" + "; ".join(check_structure(manifest)) + ")"
         raise SnapshotError(
