@@ -17,9 +17,13 @@ PACKAGE = Path(wikigym.__file__).parent
 
 # errors 0 < corpora 1 < tasks 2 < envs 3 < synth 4 < eval, trainers 5 < integrations 6.
 # "root" is the package itself and its top-level modules (the CLI, the wiring): they see all.
-RANKS: dict[str, int] = {
+RANKS: dict[str, float] = {
     "errors": 0,
     "version": 0,
+    # CLI helpers that every room's command may use; they import only errors.
+    "cliutil": 0.5,
+    "cli_args": 0.5,
+    "outputs": 0.5,
     "corpora": 1,
     "tasks": 2,
     "envs": 3,

@@ -72,6 +72,24 @@ def compute_snapshot_id(table_hashes: dict[str, str], content_config: dict[str, 
 # Fields that nothing reads (the record of how a snapshot was built). Their sha256 is kept
 # in the manifest, so `corpus verify` also reports an edit there; not in snapshot_id, which
 # must not depend on thread counts or the package version.
+# The manifest's top-level fields (manifest_schema checks each one).
+FIELDS = (
+    "build_config",
+    "content_config",
+    "counts",
+    "file_sizes",
+    "files",
+    "format_version",
+    "index_layout",
+    "language",
+    "package_version",
+    "provenance_sha256",
+    "skipped",
+    "snapshot_id",
+    "source_counts",
+    "sources",
+    "tables",
+)
 PROVENANCE_FIELDS = ("build_config", "package_version", "skipped", "source_counts", "sources")
 
 
@@ -133,10 +151,17 @@ def read_manifest(root: Path) -> dict[str, Any]:
         )
         detail = ""
         if isinstance(manifest, dict) and "format_version" not in manifest:
-            # A renamed key: name every field the structure check finds, not just the version.
-            from wikigym.corpora.manifest_schema import check_structure  # it imports this module
-
-            detail = " (" + "; ".join(check_structure(manifest)) + ")"
+            # A renamed key: name it (and any other unknown or missing field), not just the version.
+            extra = sorted(set(manifest) - set(FIELDS))
+            missing = sorted(set(FIELDS) - set(manifest))
+            detail = (
+                " ("
+                + "; ".join(
+                    [f"{k}: not a manifest field" for k in extra]
+                    + [f"{k}: missing from the manifest" for k in missing]
+                )
+                + ")"
+            )
         raise SnapshotError(
             f"{path}: expected snapshot format_version {FORMAT_VERSION}, got {got!r}{detail}; "
             "rebuild the snapshot with this wikigym version"

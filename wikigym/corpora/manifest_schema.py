@@ -11,6 +11,7 @@ from typing import Any
 
 from wikigym.corpora.index import DOC_ORDER_PASSAGE_ID, IndexConfig
 from wikigym.corpora.manifest import (
+    FIELDS,
     FORMAT_VERSION,
     MAX_SKIPPED_NAMED,
     PROVENANCE_FIELDS,
@@ -23,27 +24,8 @@ INFORMATIONAL: tuple[tuple[str, ...], ...] = (
     ("package_version",),
     ("build_config", "threads"),
     ("sources",),  # the input files' names, sizes, sha256; extra keys such as the generator
-    ("skipped",),
-    (
-        "source_counts",
-    ),  # per-source build statistics (what came in, went out, was dropped)  # the skipped pages' titles, reasons, source names
-)
-FIELDS = (
-    "build_config",
-    "content_config",
-    "counts",
-    "file_sizes",
-    "files",
-    "format_version",
-    "index_layout",
-    "language",
-    "package_version",
-    "provenance_sha256",
-    "skipped",
-    "snapshot_id",
-    "source_counts",
-    "sources",
-    "tables",
+    ("skipped",),  # the skipped pages' titles, reasons, source names
+    ("source_counts",),  # per-source build statistics (what came in, went out, was dropped)
 )
 COUNT_KEYS = (
     "articles",

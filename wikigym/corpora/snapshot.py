@@ -8,6 +8,8 @@ title table is built once, on first use, under a lock.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +22,7 @@ from wikigym.corpora.lookup import SortedTableReader
 from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES, read_manifest
 from wikigym.corpora.titles import normalize_title, title_key
 from wikigym.corpora.verify import verify_snapshot
-from wikigym.errors import SnapshotCorruptedError, SnapshotError
+from wikigym.errors import SnapshotCorruptedError, SnapshotError, SnapshotMismatchError
 
 FULL_VERIFY_MAX_BYTES = 128 * 1024 * 1024
 Verify = Literal["auto", "full", "sizes", "none"]
@@ -345,8 +347,6 @@ class Snapshot:
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         # Pickled by reference: reopened (and checked by id) where it is loaded.
-        from wikigym.corpora.reopen import reduce_snapshot
-
         return reduce_snapshot(self)
 
     def __repr__(self) -> str:
@@ -373,3 +373,44 @@ def _read_only_db(path: Path) -> duckdb.DuckDBPyConnection:
 
 
 __all__ = ["Hit", "Page", "PageLink", "PagePassage", "PageSection", "Passage", "Snapshot"]
+
+
+# Pickling by reference: a pickle names a snapshot by its absolute path and id; loading opens
+# the snapshot there (verified as Snapshot.open does), checks the id, and shares one open
+# snapshot per (path, snapshot_id) in the process, including the one pickled there (so a
+# round trip in one process gives back the same object).
+_REOPEN_LOCK = threading.Lock()
+_OPEN: weakref.WeakValueDictionary[tuple[str, str], Snapshot] = weakref.WeakValueDictionary()
+
+
+def reduce_snapshot(snapshot: Snapshot) -> tuple[Callable[[str, str], Snapshot], tuple[str, str]]:
+    """The ``__reduce__`` value of ``snapshot``: :func:`reopen_snapshot` of its path and id."""
+    key = (str(Path(snapshot.path).resolve()), snapshot.snapshot_id)
+    with _REOPEN_LOCK:
+        _OPEN.setdefault(key, snapshot)
+    return reopen_snapshot, key
+
+
+def reopen_snapshot(path: str, snapshot_id: str) -> Snapshot:
+    """The open snapshot at ``path``, which must have ``snapshot_id``.
+
+    Raises:
+        SnapshotError: Nothing readable at ``path`` (the message says what is missing).
+        SnapshotCorruptedError: Its files differ from its manifest.
+        SnapshotMismatchError: The snapshot there has another id.
+    """
+    key = (path, snapshot_id)
+    with _REOPEN_LOCK:
+        snapshot = _OPEN.get(key)
+        if snapshot is None:
+            snapshot = Snapshot.open(path)
+            if snapshot.snapshot_id != snapshot_id:
+                found = snapshot.snapshot_id
+                snapshot.close()
+                raise SnapshotMismatchError(
+                    f"the pickled snapshot {snapshot_id[:16]}... was expected at {path}, but the "
+                    f"snapshot there is {found[:16]}...; copy the same snapshot to that path "
+                    "on this machine before loading"
+                )
+            _OPEN[key] = snapshot
+        return snapshot

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikigym.envs.rewards import PRESETS
+from wikigym.envs.sandbox import SandboxLimits
 from wikigym.envs.tool_specs import ToolName
 from wikigym.errors import TrajectoryError
 
@@ -56,6 +57,13 @@ class WikiSearchReplayArgs(BaseModel):
     max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] = 1
     python: Literal["auto", "off", "unsafe"] = "auto"
     max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] = 16_000
+    sandbox: dict[str, Any] | None = None
+
+    @field_validator("sandbox")
+    @classmethod
+    def _limits(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # SandboxLimits checks every field's type and range (SandboxLimitsError is a ValueError).
+        return None if value is None else SandboxLimits.from_value(value).to_dict()
 
     @field_validator("reward")
     @classmethod

@@ -15,7 +15,6 @@ from typing import Any
 
 import gymnasium as gym
 
-import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.envs import ENV_IDS
 from wikigym.envs.calc import CalcEnv
 from wikigym.envs.wiki_search import WikiSearchEnv
