@@ -130,7 +130,26 @@ def env_spec_for(cfg: TrainConfig) -> EnvSpec:
         kwargs.setdefault("python", "off" if cfg.preset == "cpu-tiny" else "auto")
     spec = EnvSpec(env_id=cfg.env, corpus=cfg.corpus, tasks=cfg.tasks, kwargs=kwargs)
     check_env_inputs(spec)
+    if uses_cold_start(cfg):
+        # The demonstration trains on the level the cold start was fine-tuned on.
+        from wikigym.trainers.coldstart import ColdStartRecipe, level_subset
+
+        taskset = spec.taskset()
+        if taskset is not None:
+            subset = level_subset(taskset, ColdStartRecipe().level)
+            spec = replace(spec, tasks=subset)
     return spec
+
+
+def uses_cold_start(cfg: TrainConfig) -> bool:
+    """cpu-tiny on a WikiSearch env with no ``--model``: the run starts from the cached
+    cold-start checkpoint (:mod:`wikigym.trainers.coldstart`) on the easy tasks."""
+    return (
+        cfg.preset == "cpu-tiny"
+        and not cfg.model
+        and takes_corpus(env_spec(cfg.env))
+        and "tools" not in cfg.env_kwargs
+    )
 
 
 def check_env_inputs(spec: EnvSpec) -> None:
@@ -178,8 +197,9 @@ def check_model(cfg: TrainConfig) -> None:
         )
 
 
-def resolve_model(cfg: TrainConfig) -> str:
-    """The model path: ``cfg.model``, or the tiny local model (cpu-tiny only).
+def resolve_model(cfg: TrainConfig, spec: EnvSpec | None = None) -> str:
+    """The model path: ``cfg.model``, or (cpu-tiny only) the cold-start checkpoint for a
+    WikiSearch ``spec`` (:func:`uses_cold_start`), else the tiny local model.
 
     Raises:
         ConfigError: See :func:`check_model`.
@@ -190,6 +210,11 @@ def resolve_model(cfg: TrainConfig) -> str:
     from wikigym.corpora.default import cache_dir
     from wikigym.trainers.tiny import build_tiny_model
 
+    if spec is not None and uses_cold_start(cfg):
+        from wikigym.trainers.coldstart import ColdStartRecipe, build_cold_start_model
+
+        recipe = ColdStartRecipe(seed=cfg.seed, max_env_steps=int(spec.kwargs["max_steps"]))
+        return str(build_cold_start_model(spec, cache_dir(), recipe))
     return str(build_tiny_model(cache_dir() / TINY_MODEL_DIRNAME, seed=0))
 
 
@@ -277,7 +302,7 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     check_model(cfg)
     max_env_steps = int(spec.kwargs.get("max_steps", 1))
     args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)  # checks the settings
-    model = resolve_model(cfg)
+    model = resolve_model(cfg, spec)
     tokenizer = load_tokenizer(model)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:

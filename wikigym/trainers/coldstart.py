@@ -1,0 +1,162 @@
+"""The cold-start checkpoint of ``cpu-tiny``: the tiny model after SFT on oracle trajectories.
+
+A random-weight tiny model emits no tool calls, so GRPO on it sees reward 0 in every group and
+learns nothing. :func:`build_cold_start_model` makes the starting point that shows a learning
+signal instead: the tiny model (:func:`wikigym.trainers.tiny.build_tiny_model`, tokenizer
+trained locally), fine-tuned through TRL's ``SFTTrainer`` (:func:`wikigym.trainers.sft.run_sft`)
+on the oracle trajectories (:func:`wikigym.trainers.sft.oracle_chats`) of one level of a
+TaskSet (the easy tasks by default). After it the policy calls the tools in the env's format and
+solves some episodes, so rewards vary within GRPO groups.
+
+The result is cached under ``CACHE/tiny-sft-<key>``, where ``key`` hashes the settings
+(:class:`ColdStartRecipe`), the snapshot id and the taskset id of the trajectories: the same
+settings on the same data reuse the directory; any change builds another. The directory
+appears only when complete (built as a hidden sibling, renamed at the end).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wikigym.errors import WikigymError
+from wikigym.outputs import atomic_output
+from wikigym.tasks.taskset import TaskSet
+from wikigym.trainers.adapter import EnvSpec
+
+COLD_START_VERSION = 1
+COLD_START_MARKER = "wikigym_cold_start.json"
+
+
+@dataclass(frozen=True)
+class ColdStartRecipe:
+    """What the cold-start checkpoint is built from (every field is part of the cache key)."""
+
+    seed: int = field(default=0, metadata={"help": "Seed of the weights and the data order."})
+    level: str = field(default="easy", metadata={"help": "Task level the trajectories come from."})
+    hidden_size: int = field(default=64, metadata={"help": "Width of the tiny model."})
+    num_layers: int = field(default=2, metadata={"help": "Decoder layers of the tiny model."})
+    vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary of the tokenizer."})
+    sft_steps: int = field(default=240, metadata={"help": "SFT optimizer steps."})
+    learning_rate: float = field(default=3e-3, metadata={"help": "Constant SFT learning rate."})
+    batch_size: int = field(default=4, metadata={"help": "Chats per SFT batch."})
+    max_length: int = field(default=2048, metadata={"help": "Tokens per chat (longer: cut)."})
+    max_env_steps: int = field(default=8, metadata={"help": "Env step budget of the replays."})
+
+
+def level_subset(taskset: TaskSet, level: str) -> TaskSet:
+    """The tasks of ``taskset`` at ``level``, in TaskSet order.
+
+    Raises:
+        WikigymError: No task has that level (the message lists the levels there are).
+    """
+    chosen = [t for t in taskset if t.level == level]
+    if not chosen:
+        levels = sorted({str(t.level) for t in taskset})
+        raise WikigymError(f"the TaskSet has no {level!r} tasks; its levels are {levels}")
+    return TaskSet(chosen, name=f"{taskset.name}-{level}")
+
+
+def cold_start_key(recipe: ColdStartRecipe, taskset: TaskSet) -> str:
+    """The cache key: a sha256 prefix over the recipe and the ids of the data it is built on."""
+    payload = {
+        "version": COLD_START_VERSION,
+        "recipe": asdict(recipe),
+        "taskset_id": taskset.taskset_id,
+        "snapshot_ids": sorted(taskset.snapshot_ids()),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_cold_start_model(
+    spec: EnvSpec, cache: Path, recipe: ColdStartRecipe | None = None
+) -> Path:
+    """Build (or reuse) the SFT'd tiny model for the TaskSet of ``spec``.
+
+    Args:
+        spec: A WikiSearch run (its corpus and TaskSet give the trajectories; its tool set
+            the tool schema of the chats).
+        cache: The folder the checkpoint is cached in (``tiny-sft-<key>`` below it).
+        recipe: The settings (default: :class:`ColdStartRecipe`).
+
+    Returns:
+        The checkpoint directory (model and tokenizer, loadable by ``from_pretrained``).
+
+    Raises:
+        WikigymError: ``spec`` has no TaskSet, the level has no task, or no oracle trajectory
+            of the level solves its task.
+    """
+    from datasets import Dataset
+
+    from wikigym.trainers.sft import oracle_chats, run_sft
+    from wikigym.trainers.tiny import build_tiny_model
+
+    recipe = recipe or ColdStartRecipe()
+    full = spec.taskset()
+    if full is None:
+        raise WikigymError(
+            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
+        )
+    subset = level_subset(full, recipe.level)
+    out = Path(cache) / f"tiny-sft-{cold_start_key(recipe, subset)}"
+    marker = out / COLD_START_MARKER
+    if marker.is_file():
+        return out
+    kwargs = {**spec.kwargs, "max_steps": recipe.max_env_steps}
+    chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=subset, kwargs=kwargs)
+    chats = list(oracle_chats(chats_spec))
+    if not chats:
+        raise WikigymError(
+            f"no oracle trajectory of the {recipe.level!r} tasks solves its task; check that "
+            "the TaskSet matches the corpus"
+        )
+    with atomic_output(out, overwrite=True) as tmp:
+        base = build_tiny_model(
+            tmp / "base",
+            seed=recipe.seed,
+            vocab_size=recipe.vocab_size,
+            hidden_size=recipe.hidden_size,
+            num_layers=recipe.num_layers,
+        )
+        final = run_sft(
+            str(base),
+            Dataset.from_list(chats),
+            tmp / "sft",
+            max_steps=recipe.sft_steps,
+            learning_rate=recipe.learning_rate,
+            batch_size=recipe.batch_size,
+            max_length=recipe.max_length,
+            seed=recipe.seed,
+            use_cpu=True,
+        )
+        for f in sorted(final.iterdir()):
+            f.rename(tmp / f.name)
+        for sub in ("base", "sft"):
+            _rmtree(tmp / sub)
+        info: dict[str, Any] = {
+            "recipe": asdict(recipe),
+            "version": COLD_START_VERSION,
+            "taskset_id": subset.taskset_id,
+            "snapshot_ids": sorted(subset.snapshot_ids()),
+            "chats": len(chats),
+        }
+        (tmp / COLD_START_MARKER).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def cold_start_info(path: str | Path) -> dict[str, Any] | None:
+    """The build record of a cold-start checkpoint (None for any other model)."""
+    marker = Path(path) / COLD_START_MARKER
+    if not marker.is_file():
+        return None
+    info = json.loads(marker.read_text(encoding="utf-8"))
+    return info if isinstance(info, dict) else None
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
