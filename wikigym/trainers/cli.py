@@ -13,10 +13,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
 from wikigym.cliutil import require_extra
-from wikigym.trainers.grpo import TrainConfig
+from wikigym.trainers.grpo import TrainConfig, uses_cold_start
 from wikigym.trainers.sft import ExportConfig, SFTRunConfig
 
 TRAIN_MODULES: tuple[str, ...] = ("torch", "transformers", "datasets", "trl")
@@ -55,7 +56,33 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
     summary = train(cfg)
     print(json.dumps(summary, sort_keys=True))
     print(f"metrics: {Path(cfg.output_dir) / 'metrics.jsonl'}", file=sys.stderr)
+    if uses_cold_start(cfg):
+        print(demonstration_line(summary), file=sys.stderr)
     return 0
+
+
+def demonstration_line(summary: dict[str, Any]) -> str:
+    """What a cpu-tiny run from the cold-start checkpoint showed, in one line."""
+    varying = summary.get("varying_group_share")
+    norm = summary.get("grad_norm_mean")
+    calls = int(summary.get("tool_calls") or 0)
+    validity = float(summary.get("tool_call_validity") or 0.0)
+    seen = (
+        f"{calls} tool calls ({validity:.0%} valid), rewards varied within "
+        f"{0.0 if varying is None else varying:.0%} of the groups, mean grad norm "
+        f"{0.0 if norm is None else norm:.3g}"
+    )
+    if varying and norm:
+        return (
+            f"[wikigym] cpu-tiny shows a learning signal: a tiny model after a cached SFT cold "
+            f"start on the easy tasks' oracle trajectories made {seen}. The env's tools, "
+            "rewards and GRPO's updates work end to end; a model this small learns little in a "
+            "few steps (benchmarks/bench_learning_search.py measures learning)."
+        )
+    return (
+        f"[wikigym] cpu-tiny showed NO learning signal: {seen}. See the no_learning_signal "
+        "alarm above for what to check."
+    )
 
 
 def cmd_train_sft(args: argparse.Namespace) -> int:

@@ -8,6 +8,14 @@ on the oracle trajectories (:func:`wikigym.trainers.sft.oracle_chats`) of one le
 TaskSet (the easy tasks by default). After it the policy calls the tools in the env's format and
 solves some episodes, so rewards vary within GRPO groups.
 
+The chats use the compact prompt (:func:`compact_prompt`): a short system text that names the
+tools and shows the call format, then the question. The env's full first observation and the
+tools JSON of the chat template take ~1,600 tokens, which makes each SFT step of a tiny model
+~20x slower on a CPU; the call format stays the one the env parses (``<tool_call>`` JSON), and
+tool results are the env's own observations. GRPO from this checkpoint must use the same
+prompt (:func:`compact_rows`, with the rollout of :mod:`wikigym.trainers.rollout` and no tool
+schema in the prompt).
+
 The result is cached under ``CACHE/tiny-sft-<key>``, where ``key`` hashes the settings
 (:class:`ColdStartRecipe`), the snapshot id and the taskset id of the trajectories: the same
 settings on the same data reuse the directory; any change builds another. The directory
@@ -30,6 +38,48 @@ from wikigym.trainers.adapter import EnvSpec
 COLD_START_VERSION = 1
 COLD_START_MARKER = "wikigym_cold_start.json"
 
+COMPACT_SYSTEM = (
+    "Answer the question with the tools search(query, k), open(page, section), find(page, "
+    "text) and answer(text, citations). One call per turn: "
+    '<tool_call>{"name": "search", "arguments": {"query": "...", "k": 5}}</tool_call>'
+)
+"""The compact prompt's system text: the tools and the call format the env parses."""
+
+
+def compact_prompt(question: str) -> list[dict[str, str]]:
+    """The compact prompt of a question: the system text, then ``Question: ...``."""
+    return [
+        {"role": "system", "content": COMPACT_SYSTEM},
+        {"role": "user", "content": f"Question: {question}"},
+    ]
+
+
+def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
+    """The oracle chats of ``spec``'s TaskSet with the compact prompt and no tool schema."""
+    from wikigym.trainers.sft import oracle_chats
+
+    taskset = spec.taskset()
+    if taskset is None:
+        raise WikigymError(
+            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
+        )
+    out = []
+    for chat in oracle_chats(spec):
+        question = taskset.get(str(chat["task_id"])).question
+        messages = compact_prompt(question) + list(chat["messages"][1:])
+        out.append({"messages": messages, "task_id": chat["task_id"]})
+    return out
+
+
+def compact_rows(spec: EnvSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dataset rows (``prompt``, ``task_id``, ``seed``) with the compact prompt."""
+    taskset = spec.taskset()
+    if taskset is None:
+        raise WikigymError(f"{spec.env_id} has no TaskSet: compact prompts need its questions")
+    return [
+        {**row, "prompt": compact_prompt(taskset.get(str(row["task_id"])).question)} for row in rows
+    ]
+
 
 @dataclass(frozen=True)
 class ColdStartRecipe:
@@ -40,10 +90,10 @@ class ColdStartRecipe:
     hidden_size: int = field(default=64, metadata={"help": "Width of the tiny model."})
     num_layers: int = field(default=2, metadata={"help": "Decoder layers of the tiny model."})
     vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary of the tokenizer."})
-    sft_steps: int = field(default=240, metadata={"help": "SFT optimizer steps."})
-    learning_rate: float = field(default=3e-3, metadata={"help": "Constant SFT learning rate."})
+    sft_steps: int = field(default=60, metadata={"help": "SFT optimizer steps."})
+    learning_rate: float = field(default=5e-3, metadata={"help": "Constant SFT learning rate."})
     batch_size: int = field(default=4, metadata={"help": "Chats per SFT batch."})
-    max_length: int = field(default=2048, metadata={"help": "Tokens per chat (longer: cut)."})
+    max_length: int = field(default=768, metadata={"help": "Tokens per chat (longer: cut)."})
     max_env_steps: int = field(default=8, metadata={"help": "Env step budget of the replays."})
 
 
@@ -91,7 +141,7 @@ def build_cold_start_model(
     """
     from datasets import Dataset
 
-    from wikigym.trainers.sft import oracle_chats, run_sft
+    from wikigym.trainers.sft import run_sft
     from wikigym.trainers.tiny import build_tiny_model
 
     recipe = recipe or ColdStartRecipe()
@@ -107,7 +157,7 @@ def build_cold_start_model(
         return out
     kwargs = {**spec.kwargs, "max_steps": recipe.max_env_steps}
     chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=subset, kwargs=kwargs)
-    chats = list(oracle_chats(chats_spec))
+    chats = compact_chats(chats_spec)
     if not chats:
         raise WikigymError(
             f"no oracle trajectory of the {recipe.level!r} tasks solves its task; check that "

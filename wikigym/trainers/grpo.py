@@ -143,7 +143,9 @@ def env_spec_for(cfg: TrainConfig) -> EnvSpec:
 
 def uses_cold_start(cfg: TrainConfig) -> bool:
     """cpu-tiny on a WikiSearch env with no ``--model``: the run starts from the cached
-    cold-start checkpoint (:mod:`wikigym.trainers.coldstart`) on the easy tasks."""
+    cold-start checkpoint (:mod:`wikigym.trainers.coldstart`) on the easy tasks, with its
+    compact prompt, through the ``rollout_func`` path (TRL's tool loop would add the tool
+    schema to the prompt)."""
     return (
         cfg.preset == "cpu-tiny"
         and not cfg.model
@@ -308,6 +310,12 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
+    cold_start = uses_cold_start(cfg)
+    if cold_start:
+        # The cold start was fine-tuned on the compact prompt, played by the rollout below.
+        from wikigym.trainers.coldstart import compact_rows
+
+        rows = compact_rows(spec, rows)
     dataset = Dataset.from_list(rows)
     sink = EpisodeSink()
     stop_ids = sorted(
@@ -315,10 +323,12 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         | set(_generation_eos(model))
     )
     diagnostics = DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
-    if cfg.rollout == "rollout_func":
+    if cfg.rollout == "rollout_func" or cold_start:
         from wikigym.trainers.rollout import make_rollout_func, rollout_reward
 
-        rollout = make_rollout_func(spec, sink=sink, rows=rows, generate=generate)
+        rollout = make_rollout_func(
+            spec, sink=sink, rows=rows, generate=generate, tools_in_prompt=not cold_start
+        )
         trainer = GRPOTrainer(
             model=model,
             reward_funcs=[rollout_reward],

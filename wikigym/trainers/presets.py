@@ -42,7 +42,8 @@ temperature                    1.0                         On-policy sampling (w
 ============================  ==========================  ==================================
 
 Presets (:data:`PRESETS`): ``cpu-tiny`` (tests and smoke runs on any machine: tiny batches,
-short completions, transformers ``generate``), ``single-gpu`` (one GPU, vLLM colocate, bf16,
+short completions, transformers ``generate``; with no model on WikiSearch it starts from the
+cached SFT cold start of :mod:`wikigym.trainers.coldstart`), ``single-gpu`` (one GPU, vLLM colocate, bf16,
 gradient checkpointing) and ``multi-gpu`` (accelerate with DeepSpeed ZeRO-3 or FSDP: the config
 files ship in ``wikigym/trainers/configs/``; vLLM server or colocate).
 """
@@ -135,7 +136,8 @@ PRESETS: dict[str, GRPOPreset] = {
         num_generations=4,
         per_device_train_batch_size=4,
         gradient_accumulation_steps=1,
-        max_completion_length=256,
+        # The cold start's episodes (search, find, answer) take ~400 tokens with tool results.
+        max_completion_length=768,
         max_steps=4,
         save_steps=10_000,
         ref_model_sync_steps=2,  # exercise the refresh path within a short run
