@@ -196,7 +196,8 @@ def run_sft(
     use_cpu: bool = False,
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
-    ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path."""
+    ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
+    history (loss per logging step) goes to ``OUTPUT_DIR/log_history.json``."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.grpo import load_tokenizer
@@ -218,6 +219,9 @@ def run_sft(
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
     trainer.train()
+    (Path(output_dir) / "log_history.json").write_text(
+        json.dumps(trainer.state.log_history, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     final = Path(output_dir) / "final"
     trainer.save_model(str(final))
     tokenizer.save_pretrained(final)

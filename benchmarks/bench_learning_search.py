@@ -1,0 +1,407 @@
+"""Learning to search from scratch on the CPU: untrained -> SFT cold start -> GRPO (issue 14).
+
+The experiment:
+
+- A small ``Qwen3ForCausalLM`` built from a config (:func:`wikigym.trainers.tiny.build_tiny_model`:
+  tokenizer trained locally on generated text, random weights), prompted with the compact
+  prompt of :mod:`wikigym.trainers.coldstart` (a short system text naming the tools and the
+  ``<tool_call>`` JSON format the env parses, then the question).
+- Train tasks: easy tasks synthesised on one generated world (``--train-world-seed``).
+  Held-out tasks: easy tasks of a world generated with another seed (``--heldout-world-seed``:
+  other names, other facts), so success needs searching, not memorised facts; ``--heldout``
+  tasks (>= 500 for the result), with Wilson 95% intervals.
+- Stages, each measured on the held-out tasks through the real env (real BM25 search, the
+  env's binary reward, greedy decoding): ``untrained``; ``sft`` (TRL's ``SFTTrainer`` on the
+  oracle trajectories of the train tasks, the ``wikigym export sft`` chats with the compact
+  prompt); ``grpo`` (TRL's ``GRPOTrainer`` from the SFT checkpoint in WikiSearch-v0 on the train
+  tasks, with the ``cpu-tiny`` preset's stable settings: binary outcome, KL 0.001 with reference
+  refresh, masking of truncated episodes; episodes played by ``wikigym.trainers.rollout``).
+  Per stage: success, tool-call validity, mean steps, reward components.
+- Outputs (beside each other in ``benchmarks/results/``): ``learning_search.json``
+  (``{"stages": [{"name", "split", "level", "n", "success", "ci_low", "ci_high", ...}],
+  "command": ...}``), ``learning_search_curves.png`` (SFT loss, GRPO reward per step) and
+  ``learning_search_stages.png`` (success per stage with intervals). ``--smoke`` runs tiny sizes
+  (a few minutes) and writes ``learning_search_smoke.*`` instead: a check that the pipeline
+  runs end to end, not a result.
+
+Deterministic given ``--seed`` (greedy evaluation, seeded SFT and GRPO; torch CPU kernels on one
+thread). Budget: <= 60 minutes on a 2-core machine at the default sizes.
+
+    python benchmarks/bench_learning_search.py            # the result (~60 min, 2 cores)
+    python benchmarks/bench_learning_search.py --smoke    # pipeline check (minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+WORK = ROOT / "benchmarks" / "work" / "learning_search"
+LEVEL = "easy"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The knobs the 60-minute budget is tuned with."""
+
+    articles: int
+    train_tasks: int
+    heldout: int
+    hidden_size: int
+    num_layers: int
+    sft_steps: int
+    grpo_steps: int
+    max_new_tokens: int
+    max_env_steps: int
+
+
+FULL = Sizes(
+    articles=3000,
+    train_tasks=400,
+    heldout=500,
+    hidden_size=128,
+    num_layers=4,
+    sft_steps=400,
+    grpo_steps=60,
+    max_new_tokens=64,
+    max_env_steps=6,
+)
+SMOKE = Sizes(
+    articles=300,
+    train_tasks=24,
+    heldout=12,
+    hidden_size=64,
+    num_layers=2,
+    sft_steps=6,
+    grpo_steps=2,
+    max_new_tokens=48,
+    max_env_steps=4,
+)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials."""
+    if n == 0:
+        return 0.0, 0.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def build_world(seed: int, articles: int, out: Path, n_tasks: int, task_seed: int) -> Path:
+    """A generated world snapshot and ``n_tasks`` easy tasks of it (cached in ``WORK``)."""
+    from wikigym.corpora.default import build_world_snapshot
+    from wikigym.corpora.snapshot import Snapshot
+    from wikigym.synth.generate import SynthConfig, generate_tasks
+
+    snap_dir = out / "snapshot"
+    if not (snap_dir / "manifest.json").is_file():
+        build_world_snapshot(articles, seed, snap_dir, overwrite=True, progress=False)
+    tasks = out / f"tasks-{LEVEL}-n{n_tasks}-s{task_seed}.jsonl"
+    if not tasks.is_file():
+        snap = Snapshot.open(snap_dir)
+        generate_tasks(snap, SynthConfig(difficulty=LEVEL, n=n_tasks, seed=task_seed)).save(tasks)
+    return out
+
+
+def spec_for(world: Path, n_tasks: int, task_seed: int, max_env_steps: int) -> Any:
+    from wikigym.trainers.adapter import EnvSpec
+
+    return EnvSpec(
+        env_id="WikiSearch-v0",
+        corpus=str(world / "snapshot"),
+        tasks=str(world / f"tasks-{LEVEL}-n{n_tasks}-s{task_seed}.jsonl"),
+        kwargs={"python": "off", "max_steps": max_env_steps},
+    )
+
+
+def evaluate(model_dir: Path, spec: Any, *, max_new_tokens: int, batch: int = 16) -> dict:
+    """Greedy episodes of every task of ``spec`` with the compact prompt, through the env."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from wikigym.envs.codes import NO_ATTEMPT_CODES
+    from wikigym.trainers.coldstart import compact_prompt
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    tasks = list(spec.taskset())
+    results: list[dict[str, Any]] = []
+    for start in range(0, len(tasks), batch):
+        chunk = tasks[start : start + batch]
+        envs = [spec.make() for _ in chunk]
+        msgs = [compact_prompt(t.question) for t in chunk]
+        for env, t in zip(envs, chunk, strict=True):
+            env.reset(seed=0, options={"task_id": t.task_id})
+        state = [{"reward": 0.0, "steps": 0, "calls": 0, "valid": 0, "done": False} for _ in chunk]
+        comps: list[dict[str, float]] = [{} for _ in chunk]
+        while not all(s["done"] for s in state):
+            live = [i for i, s in enumerate(state) if not s["done"]]
+            texts = [
+                tok.apply_chat_template(msgs[i], add_generation_prompt=True, tokenize=False)
+                for i in live
+            ]
+            enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            with torch.no_grad():
+                out = model.generate(
+                    **enc,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=tok.pad_token_id,
+                )
+            for j, i in enumerate(live):
+                action = tok.decode(
+                    out[j, enc["input_ids"].shape[1] :], skip_special_tokens=True
+                ).strip()
+                obs, reward, term, trunc, info = envs[i].step(action)
+                s = state[i]
+                s["steps"] += 1
+                # Counted from the env's info, as the training adapter counts them.
+                called = list(info.get("tools") or [])
+                error = info.get("tool_error")
+                if called or error not in NO_ATTEMPT_CODES:
+                    s["calls"] += max(1, len(called))
+                    s["valid"] += len(called) if error is None else 0
+                msgs[i] += [
+                    {"role": "assistant", "content": action},
+                    {"role": "tool", "content": obs},
+                ]
+                if term or trunc:
+                    s["done"] = True
+                    s["reward"] = float(reward)
+                    comps[i] = dict(info.get("reward_components") or {})
+        for env in envs:
+            env.close()
+        for s, c in zip(state, comps, strict=True):
+            results.append({**s, "components": c})
+    n = len(results)
+    k = sum(r["reward"] > 0 for r in results)
+    low, high = wilson(k, n)
+    calls = sum(r["calls"] for r in results)
+    names = sorted({name for r in results for name in r["components"]})
+    return {
+        "n": n,
+        "success": k / n if n else 0.0,
+        "ci_low": low,
+        "ci_high": high,
+        "tool_call_validity": sum(r["valid"] for r in results) / calls if calls else 0.0,
+        "tool_calls_per_episode": calls / n if n else 0.0,
+        "mean_steps": sum(r["steps"] for r in results) / n if n else 0.0,
+        "reward_components": {
+            name: sum(r["components"].get(name, 0.0) for r in results) / n for name in names
+        },
+    }
+
+
+def run_grpo(sft: Path, spec: Any, out: Path, *, steps: int, seed: int) -> tuple[Path, list[dict]]:
+    """GRPO from the SFT checkpoint on the train tasks (compact prompt, rollout_func path)."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from wikigym.trainers.adapter import dataset_rows
+    from wikigym.trainers.coldstart import compact_rows
+    from wikigym.trainers.diagnostics import DiagnosticsCallback
+    from wikigym.trainers.episodes import EpisodeSink
+    from wikigym.trainers.grpo import TrainConfig, build_grpo_config, load_tokenizer
+    from wikigym.trainers.presets import get_preset
+    from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+
+    cfg = TrainConfig(
+        output_dir=str(out),
+        model=str(sft),
+        preset="cpu-tiny",
+        max_steps=steps,
+        seed=seed,
+        overrides={
+            "learning_rate": 1e-4,
+            "num_generations": 8,
+            "per_device_train_batch_size": 8,
+            "max_completion_length": 768,
+            "ref_model_sync_steps": 20,
+        },
+    )
+    preset = get_preset("cpu-tiny")
+    args = build_grpo_config(cfg, preset, max_env_steps=int(spec.kwargs["max_steps"]))
+    tok = load_tokenizer(str(sft))
+    tok.padding_side = "left"
+    rows = compact_rows(spec, dataset_rows(spec, seed=seed))
+    sink = EpisodeSink()
+    diagnostics = DiagnosticsCallback(sink, output_dir=out)
+    trainer = GRPOTrainer(
+        model=str(sft),
+        reward_funcs=[rollout_reward],
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
+        rollout_func=make_rollout_func(spec, sink=sink, rows=rows, tools_in_prompt=False),
+    )
+    trainer.callback_handler.callbacks.insert(0, diagnostics)
+    trainer.train()
+    final = out / "final"
+    trainer.save_model(str(final))
+    tok.save_pretrained(final)
+    return final, diagnostics.history
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: a pipeline check, not a result"
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--train-world-seed", type=int, default=0)
+    ap.add_argument("--heldout-world-seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.train_world_seed == args.heldout_world_seed:
+        print("error: --heldout-world-seed must differ from --train-world-seed", file=sys.stderr)
+        return 2
+
+    import torch
+    from datasets import Dataset
+
+    from wikigym.trainers.coldstart import compact_chats
+    from wikigym.trainers.sft import run_sft
+    from wikigym.trainers.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    sizes = SMOKE if args.smoke else FULL
+    tag = "learning_search_smoke" if args.smoke else "learning_search"
+    work = WORK / ("smoke" if args.smoke else "full") / f"seed{args.seed}"
+    work.mkdir(parents=True, exist_ok=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    train_world = build_world(
+        args.train_world_seed,
+        sizes.articles,
+        work / f"world-{args.train_world_seed}",
+        sizes.train_tasks,
+        args.seed,
+    )
+    held_world = build_world(
+        args.heldout_world_seed,
+        sizes.articles,
+        work / f"world-{args.heldout_world_seed}",
+        sizes.heldout,
+        args.seed + 1,
+    )
+    train = spec_for(train_world, sizes.train_tasks, args.seed, sizes.max_env_steps)
+    held = spec_for(held_world, sizes.heldout, args.seed + 1, sizes.max_env_steps)
+    timings["worlds"] = time.perf_counter() - t0
+
+    base = work / "base"
+    if not base.exists():
+        build_tiny_model(
+            base, seed=args.seed, hidden_size=sizes.hidden_size, num_layers=sizes.num_layers
+        )
+    stages: list[dict[str, Any]] = []
+
+    def measure(name: str, model_dir: Path) -> None:
+        t = time.perf_counter()
+        m = evaluate(model_dir, held, max_new_tokens=sizes.max_new_tokens)
+        timings[f"eval_{name}"] = time.perf_counter() - t
+        stages.append({"name": name, "split": "heldout", "level": LEVEL, **m})
+        print(
+            f"{name}: success {m['success']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={m['n']}",
+            flush=True,
+        )
+
+    measure("untrained", base)
+    t = time.perf_counter()
+    chats = compact_chats(train)
+    sft_dir = work / "sft"
+    sft = run_sft(
+        str(base),
+        Dataset.from_list(chats),
+        sft_dir,
+        max_steps=sizes.sft_steps,
+        learning_rate=3e-3,
+        batch_size=8,
+        max_length=768,
+        seed=args.seed,
+        use_cpu=True,
+    )
+    timings["sft"] = time.perf_counter() - t
+    history_file = sft_dir / "log_history.json"
+    sft_loss = [h for h in json.loads(history_file.read_text()) if "loss" in h]
+    measure("sft", sft)
+    t = time.perf_counter()
+    grpo, history = run_grpo(sft, train, work / "grpo", steps=sizes.grpo_steps, seed=args.seed)
+    timings["grpo"] = time.perf_counter() - t
+    measure("grpo", grpo)
+
+    command = "python benchmarks/bench_learning_search.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    result = {
+        "smoke": args.smoke,
+        "note": "SMOKE RUN: tiny sizes, a pipeline check, not the result" if args.smoke else "",
+        "stages": stages,
+        "command": command.strip(),
+        "sizes": sizes.__dict__,
+        "train": {
+            "world_seed": args.train_world_seed,
+            "tasks": sizes.train_tasks,
+            "sft_chats": len(chats),
+        },
+        "heldout": {"world_seed": args.heldout_world_seed, "tasks": sizes.heldout},
+        "seconds": {k: round(v, 1) for k, v in timings.items()}
+        | {"total": round(time.perf_counter() - t0, 1)},
+        "machine": "2 CPU cores (shared), torch CPU, 1 thread",
+    }
+    (RESULTS / f"{tag}.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot(RESULTS, tag, stages, sft_loss, history)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def plot(
+    out: Path, tag: str, stages: list[dict], sft_loss: list[dict], history: list[dict]
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.plot([h["step"] for h in sft_loss], [h["loss"] for h in sft_loss])
+    a.set_xlabel("SFT step")
+    a.set_ylabel("loss")
+    a.set_title("SFT cold start")
+    rows = [h for h in history if isinstance(h.get("reward"), float)]
+    b.plot([h["step"] for h in rows], [h["reward"] for h in rows], label="reward (train)")
+    b.set_xlabel("GRPO step")
+    b.set_ylabel("mean reward")
+    b.set_title("GRPO in WikiSearch-v0")
+    fig.suptitle(tag)
+    fig.tight_layout()
+    fig.savefig(out / f"{tag}_curves.png", dpi=110)
+    fig, ax = plt.subplots(figsize=(5, 4))
+    xs = range(len(stages))
+    ys = [s["success"] for s in stages]
+    err = [
+        [s["success"] - s["ci_low"] for s in stages],
+        [s["ci_high"] - s["success"] for s in stages],
+    ]
+    ax.bar(xs, ys, yerr=err, capsize=6)
+    ax.set_xticks(list(xs), [s["name"] for s in stages])
+    ax.set_ylabel(f"held-out {LEVEL} success (95% CI)")
+    ax.set_title(tag)
+    fig.tight_layout()
+    fig.savefig(out / f"{tag}_stages.png", dpi=110)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
