@@ -1,0 +1,56 @@
+"""The cold start's pieces that need no training: level subsets, cache keys, compact prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from wikigym.errors import WikigymError
+from wikigym.tasks.defaults import default_resources
+from wikigym.trainers.adapter import EnvSpec, dataset_rows
+from wikigym.trainers.coldstart import (
+    COMPACT_SYSTEM,
+    ColdStartRecipe,
+    cold_start_key,
+    compact_chats,
+    compact_rows,
+    level_subset,
+)
+from wikigym.trainers.grpo import TrainConfig, env_spec_for, uses_cold_start
+
+
+def test_level_subset_and_key() -> None:
+    _, tasks = default_resources(progress=False)
+    easy = level_subset(tasks, "easy")
+    assert len(easy) == 50 and {t.level for t in easy} == {"easy"}
+    assert [t.task_id for t in easy] == [t.task_id for t in tasks if t.level == "easy"]
+    with pytest.raises(WikigymError, match="no 'expert' tasks"):
+        level_subset(tasks, "expert")
+    key = cold_start_key(ColdStartRecipe(), easy)
+    assert key == cold_start_key(ColdStartRecipe(), level_subset(tasks, "easy"))
+    assert key != cold_start_key(ColdStartRecipe(seed=1), easy)
+    assert key != cold_start_key(ColdStartRecipe(), level_subset(tasks, "medium"))
+
+
+def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
+    _, tasks = default_resources(progress=False)
+    spec = EnvSpec(tasks=level_subset(tasks, "easy"), kwargs={"python": "off", "max_steps": 8})
+    chats = compact_chats(spec)
+    assert len(chats) == 50
+    first = chats[0]["messages"]
+    assert first[0] == {"role": "system", "content": COMPACT_SYSTEM}
+    assert first[1]["content"].startswith("Question: ")
+    assert first[2]["tool_calls"][0]["function"]["name"] == "search"
+    assert first[3]["role"] == "tool" and "[p" in first[3]["content"]  # the env's real result
+    rows = compact_rows(spec, dataset_rows(spec, num_rows=3))
+    assert [r["prompt"][0]["content"] for r in rows] == [COMPACT_SYSTEM] * 3
+
+
+def test_cpu_tiny_without_model_uses_the_cold_start_on_easy_tasks() -> None:
+    cfg = TrainConfig(output_dir="unused", preset="cpu-tiny")
+    assert uses_cold_start(cfg)
+    spec = env_spec_for(cfg)
+    assert {t.level for t in spec.taskset()} == {"easy"}
+    assert not uses_cold_start(TrainConfig(output_dir="unused", preset="cpu-tiny", model="m"))
+    assert not uses_cold_start(TrainConfig(output_dir="unused", preset="cpu-tiny", env="Calc-v0"))
