@@ -93,9 +93,25 @@ def test_export_then_sft_one_step(tmp_path: Path) -> None:
 @pytest.mark.parametrize("rollout", ["environment_factory", "rollout_func"])
 def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> None:
     """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v0` on the default world, both
-    rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys."""
+    rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys. With the
+    plain tiny model as --model (no model: the cold start, tested below), so both paths run
+    with the full prompt."""
+    from wikigym.corpora.default import cache_dir
+    from wikigym.trainers.grpo import TINY_MODEL_DIRNAME
+    from wikigym.trainers.tiny import build_tiny_model
+
+    model = build_tiny_model(cache_dir() / TINY_MODEL_DIRNAME, seed=0)
     out = tmp_path / "run"
-    argv = ["train", "grpo", "--preset", "cpu-tiny", "--env", "WikiSearch-v0"]
+    argv = [
+        "train",
+        "grpo",
+        "--preset",
+        "cpu-tiny",
+        "--env",
+        "WikiSearch-v0",
+        "--model",
+        str(model),
+    ]
     argv += ["--output-dir", str(out), "--max-steps", "2", "--num-rows", "4"]
     assert run_cli([*argv, "--rollout", rollout]) == 0
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
