@@ -54,3 +54,15 @@ def test_cpu_tiny_without_model_uses_the_cold_start_on_easy_tasks() -> None:
     assert {t.level for t in spec.taskset()} == {"easy"}
     assert not uses_cold_start(TrainConfig(output_dir="unused", preset="cpu-tiny", model="m"))
     assert not uses_cold_start(TrainConfig(output_dir="unused", preset="cpu-tiny", env="Calc-v0"))
+
+
+def test_demonstration_line_says_what_the_run_showed() -> None:
+    from wikigym.trainers.cli import demonstration_line
+
+    shown = {"varying_group_share": 0.5, "grad_norm_mean": 0.2, "tool_calls": 30}
+    line = demonstration_line({**shown, "tool_call_validity": 0.9})
+    assert "shows a learning signal" in line and "30 tool calls (90% valid)" in line
+    assert "50% of the groups" in line
+    flat = {"varying_group_share": 0.0, "grad_norm_mean": 0.0, "tool_calls": 0}
+    assert "NO learning signal" in demonstration_line(flat)
+    assert "NO learning signal" in demonstration_line({"varying_group_share": None})
