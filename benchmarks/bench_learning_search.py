@@ -332,6 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_length=768,
         seed=args.seed,
         use_cpu=True,
+        bf16=False,
     )
     timings["sft"] = time.perf_counter() - t
     history_file = sft_dir / "log_history.json"

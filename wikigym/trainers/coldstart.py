@@ -181,6 +181,7 @@ def build_cold_start_model(
             max_length=recipe.max_length,
             seed=recipe.seed,
             use_cpu=True,
+            bf16=False,
         )
         for f in sorted(final.iterdir()):
             f.rename(tmp / f.name)

@@ -194,10 +194,13 @@ def run_sft(
     max_length: int = 4096,
     seed: int = 0,
     use_cpu: bool = False,
+    bf16: bool | None = None,
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
-    history (loss per logging step) goes to ``OUTPUT_DIR/log_history.json``."""
+    history (loss per logging step) goes to ``OUTPUT_DIR/log_history.json``. ``bf16``: None
+    keeps TRL's default (bf16 autocast); False trains in float32, which a later trainer in the
+    same process (accelerate's state is process-wide) and a CPU need."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.grpo import load_tokenizer
@@ -214,6 +217,7 @@ def run_sft(
         report_to=[],
         seed=seed,
         use_cpu=use_cpu,
+        **({} if bf16 is None else {"bf16": bf16}),
         lr_scheduler_type="constant",
         dataloader_num_workers=0,
     )
