@@ -90,7 +90,7 @@ class ColdStartRecipe:
     hidden_size: int = field(default=64, metadata={"help": "Width of the tiny model."})
     num_layers: int = field(default=2, metadata={"help": "Decoder layers of the tiny model."})
     vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary of the tokenizer."})
-    sft_steps: int = field(default=60, metadata={"help": "SFT optimizer steps."})
+    sft_steps: int = field(default=200, metadata={"help": "SFT optimizer steps."})
     learning_rate: float = field(default=5e-3, metadata={"help": "Constant SFT learning rate."})
     batch_size: int = field(default=4, metadata={"help": "Chats per SFT batch."})
     max_length: int = field(default=768, metadata={"help": "Tokens per chat (longer: cut)."})
