@@ -12,9 +12,12 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 from wikigym.errors import ConfigError, WikigymError
+
+#: What ``add_subparsers`` returns; each room's ``add_parser(sub)`` takes it (any parser class).
+SubParsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2

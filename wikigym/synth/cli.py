@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikigym.cli_args import bounded
-from wikigym.cliutil import CliParser, run_command
+from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES
 
@@ -62,7 +62,7 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_stats)
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: SubParsers) -> None:
     """Register ``synth`` on the ``wikigym`` subparsers."""
     add_commands(
         sub.add_parser(
