@@ -90,7 +90,10 @@ class RolloutPool:
         if not ray.is_initialized():
             ray.init(num_cpus=max(2, num_actors), include_dashboard=False, log_to_driver=False)
         actor_cls = ray.remote(num_cpus=num_cpus)(RolloutWorker)
-        self.actors = [actor_cls.remote(self.spec, self.snapshot_id, i) for i in range(num_actors)]
+        # Typed Any: Ray's stubs do not see the .remote of an actor's methods.
+        self.actors: list[Any] = [
+            actor_cls.remote(self.spec, self.snapshot_id, i) for i in range(num_actors)
+        ]
         # Fail now (one line naming the node) rather than at the first episode.
         try:
             self.workers = ray.get(
