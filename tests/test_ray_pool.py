@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
 import pytest
 import ray_support
 from integration_support import need
@@ -132,6 +133,10 @@ def test_service_feeds_a_trainer_loop_with_staleness_bound(world, pool: RolloutP
             rows = trl_rows(batch)
             seen.append((batch.version, [r["index"] for r in rows], [r["reward"] for r in rows]))
             assert all(r["weight"] == 1.0 and r["prompt"][0]["role"] == "user" for r in rows)
+            # The rows are a conversational prompt/completion dataset as TRL reads one.
+            dataset = datasets.Dataset.from_list(rows)
+            assert dataset.column_names[:3] == ["prompt", "completion", "reward"]
+            assert dataset[0]["completion"][0]["role"] == "assistant"
             service.update_policy()
         assert buffer.reserved <= buffer.capacity
     assert [v for v, _, _ in seen] == [0, 1, 2, 3]
