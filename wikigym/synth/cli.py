@@ -53,6 +53,8 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--relations", help="comma-separated relations the questions may use")
     g.add_argument("--yes-no", action="store_true", help="also make yes/no questions")
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
+    g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
+                   help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
     g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
     v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
@@ -115,7 +117,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         relations=rels,
         yes_no=args.yes_no,
         llm=args.llm,
+        unanswerable=args.unanswerable,
     )
+    if config.unanswerable > 1.0:
+        raise SynthError(f"--unanswerable is a share in [0, 1], got {config.unanswerable}")
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
