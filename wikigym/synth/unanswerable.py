@@ -103,13 +103,13 @@ def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> No
         assert isinstance(const, Entity | Value)
         current = const.doc_id if isinstance(const, Entity) else const.key
         kind = int if isinstance(const, Entity) else str
+        # Another value that reads differently too: a literal spelled like the original
+        # would make the question read as the answerable one.
+        shown = graph.surface(current)
         values = sorted(
-            (
-                v
-                for v in graph.inv.get(project.relation, {})
-                if isinstance(v, kind) and v != current
-            ),
-            key=lambda v: (isinstance(v, str), v),
+            v
+            for v in graph.inv.get(project.relation, {})
+            if isinstance(v, kind) and v != current and graph.surface(v) != shown
         )
         if not values:
             continue
