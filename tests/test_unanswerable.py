@@ -13,6 +13,7 @@ from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.recipe import env_spec, make_env
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.tool_specs import AnswerArgs, format_tool_call, openai_tools_schema
+from wikigym.errors import SynthError
 from wikigym.eval.agents import OracleAgent
 from wikigym.eval.runner import run_eval
 from wikigym.synth.cli import main
@@ -95,6 +96,8 @@ def test_cli_generate_unanswerable_and_verify(world: Path, tmp_path: Path) -> No
     assert main(["verify", str(out), "--corpus", str(world)]) == 0
     bad = [*argv[:-2], "--unanswerable", "1.5", "--out", str(tmp_path / "u.jsonl")]
     assert main(bad) == 1 and not (tmp_path / "u.jsonl").exists()
+    with pytest.raises(SynthError, match=r"in \[0, 1\]"):
+        generate_tasks(Snapshot.open(world), SynthConfig(n=2, unanswerable=-0.1))
 
 
 def _episode_reward(world: Path, tasks_file: Path, task_id: str, action: str) -> dict:

@@ -106,6 +106,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if out.suffix not in TASKSET_SUFFIXES:
         raise SynthError(f"--out must end in .jsonl or .parquet, got {args.out!r}")
     refuse_existing(out, args.overwrite)  # before the slow part
+    if args.unanswerable > 1.0:
+        raise SynthError(f"--unanswerable is a share in [0, 1], got {args.unanswerable}")
     snapshot = _snapshot(args.corpus)
     rels = None
     if args.relations:
@@ -119,8 +121,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
         llm=args.llm,
         unanswerable=args.unanswerable,
     )
-    if config.unanswerable > 1.0:
-        raise SynthError(f"--unanswerable is a share in [0, 1], got {config.unanswerable}")
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from wikigym.envs.registry import run_tool
 from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
 from wikigym.envs.tools import ToolBox
+from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import Entity, Intersect, Node, Project, Value, canonical, walk, wrap
@@ -37,9 +38,13 @@ CANDIDATES_PER_SLOT = 24  # replacement values tried per constant before the nex
 
 
 def unanswerable_slots(n: int, rate: float, seed: int) -> frozenset[int]:
-    """The task indices to make unanswerable: ``round(rate * n)`` of ``range(n)``, seeded."""
+    """The task indices to make unanswerable: ``round(rate * n)`` of ``range(n)``, seeded.
+
+    Raises:
+        SynthError: ``rate`` outside [0, 1].
+    """
     if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"rate must be in [0, 1], got {rate}")
+        raise SynthError(f"the unanswerable share must be in [0, 1], got {rate}")
     count = round(rate * n)
     if count == 0:
         return frozenset()
