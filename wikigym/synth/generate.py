@@ -40,6 +40,7 @@ from wikigym.synth.query import (
 )
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Draft, Sampler
+from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
@@ -61,6 +62,7 @@ class SynthConfig:
         yes_no: Also make yes/no questions.
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
         attempts_per_task: Drafts tried per task before giving up.
+        unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
     """
 
     difficulty: str = "mixed"
@@ -70,6 +72,7 @@ class SynthConfig:
     yes_no: bool = False
     llm: str | None = None
     attempts_per_task: int = 400
+    unanswerable: float = 0.0
 
 
 def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -369,6 +372,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_ids: set[str] = set()
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
+    missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         names, weights = _forms(level, config.yes_no)
         task = None
@@ -378,9 +382,18 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             if draft is None:
                 continue
             cand = builder.build(draft, level, index)
+            if cand is not None and index in missing:  # its near-miss, or another draft
+                near = (
+                    near_miss(draft.root, g, rng) if draft.form in ("entity", "literal") else None
+                )
+                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
             if cand is None or cand.task_id in seen_ids:
                 continue
-            if (level, cand.answer) in seen_answers and draft.form != "yes_no":
+            if (
+                (level, cand.answer) in seen_answers
+                and draft.form != "yes_no"
+                and index not in missing
+            ):
                 continue
             task = cand
             break

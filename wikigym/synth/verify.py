@@ -26,6 +26,7 @@ from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import measures, unwrap
+from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.tasks.taskset import Task, TaskSet
 
 _CHECKED = (
@@ -67,6 +68,8 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
         result = ev.eval(root)
     except SynthError as exc:
         return [f"query does not evaluate: {exc}"]
+    if task.unanswerable:  # emptiness, proved like uniqueness
+        return verify_unanswerable(task, root, graph, box)
     if len(result) != 1:
         return [f"query matches {len(result)} answers, not exactly one"]
     (item,) = tuple(result)

@@ -248,6 +248,7 @@ class ToolEnv:
             steps_used=int(self._info.get("step", 0)),
             max_steps=int(getattr(env, "max_steps", max(1, int(self._info.get("step", 0))))),
             tool_errors=dict(self._info.get("tool_error_counts", {})),
+            unanswerable=task.unanswerable,
         )
         breakdown = compute_reward(outcome, config)
         self._info.update(breakdown.to_info())
