@@ -181,7 +181,9 @@ class IndexConfig:
         stemmer = data.get("stemmer", "english")
         if not isinstance(language, str) or language_code(language) != language:
             raise ValueError(f"index config: language must be a base code, got {language!r}")
-        if stemmer is not None and stemmer not in STEMMERS.values():
+        if stemmer is not None and (
+            not isinstance(stemmer, str) or stemmer not in STEMMERS.values()
+        ):
             raise ValueError(
                 f"index config: stemmer must be one of {sorted(set(STEMMERS.values()))} or "
                 f"null, got {stemmer!r}"
@@ -190,12 +192,24 @@ class IndexConfig:
             tokenizer=str(data.get("tokenizer", TOKENIZER)),
             stopwords=tuple(stopwords),
             title_in_body=bool(data.get("title_in_body", False)),
-            title_boost=float(data.get("title_boost", TITLE_BOOST)),  # type: ignore[arg-type]
-            max_query_terms=int(data.get("max_query_terms", MAX_QUERY_TERMS)),  # type: ignore[call-overload]
+            title_boost=float(_numeric(data, "title_boost", TITLE_BOOST)),
+            max_query_terms=int(_numeric(data, "max_query_terms", MAX_QUERY_TERMS)),
             language=language,
-            stemmer=stemmer,  # type: ignore[arg-type]
+            stemmer=stemmer,
             cjk_bigrams=bool(data.get("cjk_bigrams", False)),
         )
+
+
+def _numeric(data: dict[str, object], key: str, default: float) -> float | str:
+    """A numeric field of a manifest's index config, as ``float()``/``int()`` accept it.
+
+    Raises:
+        ValueError: The field holds something else (a list, null, ...).
+    """
+    value = data.get(key, default)
+    if not isinstance(value, int | float | str):
+        raise ValueError(f"index config: {key} must be a number, got {value!r}")
+    return value
 
 
 def passage_schema(config: IndexConfig) -> tantivy.Schema:
