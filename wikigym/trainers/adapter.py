@@ -32,6 +32,7 @@ Many env instances share one read-only snapshot and TaskSet (``tasks.defaults.sh
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import types
@@ -327,11 +328,14 @@ def _define_tool_env_classes() -> dict[tuple[str, ...], type[ToolEnv]]:
     for size in range(1, len(names) + 1):
         for combo in itertools.combinations(names, size):
             cls_name = "WikigymEnv_" + "_".join(combo)
-            namespace = {"__module__": __name__, "__qualname__": cls_name}
-            classes[combo] = types.new_class(
-                cls_name, (ToolEnv,), {"tools": combo}, lambda ns, n=namespace: ns.update(n)
-            )
+            body = functools.partial(_module_level_body, cls_name)
+            classes[combo] = types.new_class(cls_name, (ToolEnv,), {"tools": combo}, body)
     return classes
+
+
+def _module_level_body(qualname: str, namespace: dict[str, Any]) -> None:
+    """A generated class body that names the class as a top-level attribute of this module."""
+    namespace.update(__module__=__name__, __qualname__=qualname)
 
 
 TOOL_ENV_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = _define_tool_env_classes()
