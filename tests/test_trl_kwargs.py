@@ -97,6 +97,7 @@ def test_round_trip_keeps_every_part(kw: dict[str, Any], dumps: Any) -> None:
     assert play(back, 5, None)["reward"] == 1.0
 
 
+@pytest.mark.slow  # a spawned interpreter imports torch, datasets and transformers (~30 s here)
 def test_unpickled_factory_runs_episodes_in_a_spawned_process(kw: dict[str, Any]) -> None:
     ctx = mp.get_context("spawn")  # as TRL's AsyncRolloutWorker starts its child
     queue = ctx.Queue()
