@@ -98,7 +98,7 @@ async def websocket_session(websocket: WebSocket) -> None:
             except ProtocolError as exc:
                 pool.metrics.error(exc.code.value)
                 response = error_message(exc.code, exc.message)
-            except Exception as exc:  # noqa: BLE001  # an env bug: logged with its trace, this session only
+            except Exception as exc:  # an env bug: logged with its trace, this session only
                 log.exception("session %s: %s failed", session.session_id, kind)
                 pool.metrics.error(WireCode.EXECUTION_ERROR.value)
                 session.done = True  # the env may be half-stepped: a reset starts clean
@@ -116,7 +116,7 @@ async def websocket_session(websocket: WebSocket) -> None:
     finally:
         websocket.app.state.sockets.pop(session.session_id, None)
         await pool.close(session)
-        with contextlib.suppress(RuntimeError):  # already closed by either side
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # closed by either side
             await websocket.close()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import socket
+import signal
 import sys
 from typing import Any
 
@@ -92,22 +92,12 @@ def _is_loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open the snapshot, bind, serve until SIGTERM/Ctrl-C, close every session."""
     require_extra(["starlette", "uvicorn", "websockets"], "serve", "wikigym serve")
-    import uvicorn
-
     from wikigym.integrations.serve.app import create_app
+    from wikigym.integrations.serve.server import bind, uvicorn_server
 
     config = _config(args)
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be in 0..65535, got {args.port}")
     app = create_app(config)
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((args.host, args.port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(f"cannot bind {args.host}:{args.port} ({exc.strerror}); pick another --port") from None
+    sock = bind(args.host, args.port)
     host, port = sock.getsockname()[:2]
     if not _is_loopback(args.host) and not config.token:
         print(
@@ -116,20 +106,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_graceful_shutdown=5,
-            ws_max_size=1 << 20,
-            ws_ping_interval=None,  # sessions are bounded by the idle timeout instead
-        )
-    )
+    server = uvicorn_server(app)
     print(
         f"wikigym serve: http://{host}:{port} ({', '.join(config.env_ids)}; "
         f"max {config.max_sessions} sessions)",
         flush=True,
     )
-    server.run(sockets=[sock])
+    # Uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler it found:
+    # this one, so the process ends with status 0 once every session is closed.
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print("wikigym serve: stopped", flush=True)
     return 0

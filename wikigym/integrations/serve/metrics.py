@@ -71,13 +71,22 @@ class Metrics:
                 f'wikigym_sessions_total{{outcome="expired"}} {self.sessions_expired}',
                 "# HELP wikigym_resets_total Episode resets by env id.",
                 "# TYPE wikigym_resets_total counter",
-                *(f'wikigym_resets_total{{env_id="{k}"}} {v}' for k, v in sorted(self.resets.items())),
+                *(
+                    f'wikigym_resets_total{{env_id="{k}"}} {v}'
+                    for k, v in sorted(self.resets.items())
+                ),
                 "# HELP wikigym_steps_total Env steps by env id.",
                 "# TYPE wikigym_steps_total counter",
-                *(f'wikigym_steps_total{{env_id="{k}"}} {v}' for k, v in sorted(self.steps.items())),
+                *(
+                    f'wikigym_steps_total{{env_id="{k}"}} {v}'
+                    for k, v in sorted(self.steps.items())
+                ),
                 "# HELP wikigym_errors_total Protocol errors and tool errors by code.",
                 "# TYPE wikigym_errors_total counter",
-                *(f'wikigym_errors_total{{code="{k}"}} {v}' for k, v in sorted(self.errors.items())),
+                *(
+                    f'wikigym_errors_total{{code="{k}"}} {v}'
+                    for k, v in sorted(self.errors.items())
+                ),
                 "# HELP wikigym_step_seconds Env step latency (the step itself, in its thread).",
                 "# TYPE wikigym_step_seconds histogram",
             ]

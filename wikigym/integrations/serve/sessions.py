@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.errors import WikigymError
 from wikigym.integrations.serve.config import ServeConfig
 from wikigym.integrations.serve.metrics import Metrics
 from wikigym.integrations.serve.protocol import (
@@ -152,10 +153,11 @@ class SessionPool:
         if "task_id" in args:
             options["task_id"] = args["task_id"]
         env = self._env_of(session, env_id)
+        session.env_id = None  # until this reset succeeds, a step is refused (NOT_RESET)
         try:
             obs, info = env.reset(seed=args.get("seed"), options=options or None)
-        except (KeyError, ValueError, LookupError) as exc:  # TaskSetError: an unknown task id
-            raise ProtocolError(WireCode.VALIDATION_ERROR, str(exc).strip("'\"")) from None
+        except WikigymError as exc:  # TaskSetError: an unknown task id
+            raise ProtocolError(WireCode.VALIDATION_ERROR, str(exc)) from None
         session.env_id, session.episode_id = env_id, args.get("episode_id")
         session.task_id = info.get("task_id")
         session.step_count, session.done = 0, False
