@@ -202,7 +202,7 @@ def retrieve(req: Req):
     docs, scores = retriever.retrieve(bm25s.tokenize(req.queries, stopwords="en", show_progress=False), k=req.topk, show_progress=False)
     return {"result": [[{"id": ids[int(d)], "contents": texts[int(d)]} for d in row] for row in docs]}
 print("ready", flush=True)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=600)
 """
 
 

@@ -91,6 +91,8 @@ async def websocket_session(websocket: WebSocket) -> None:
     try:
         while True:
             raw = await websocket.receive_text()
+            if session.session_id not in pool.sessions:  # reaped while this message came in
+                break
             session.busy, session.last_active = True, time.monotonic()
             try:
                 kind, data = parse_message(raw)
