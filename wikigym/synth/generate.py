@@ -20,6 +20,7 @@ from wikigym.synth import paraphrase as para
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems
+from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.oracle import build_oracle
 from wikigym.synth.query import (
     Ask,
@@ -33,6 +34,7 @@ from wikigym.synth.query import (
     Value,
     canonical,
     constraints,
+    forms_of,
     hops,
     measures,
     walk,
@@ -43,7 +45,8 @@ from wikigym.synth.sampler import Draft, Sampler
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
-GENERATOR = "wikigym.synth/2"
+GENERATOR = "wikigym.synth/3"
+SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -209,6 +212,13 @@ class TaskBuilder:
         m["distractor_min"], m["distractors"] = distractor_stats(root, ev)
         m["oracle_calls"] = 6  # provisional: checked for real below
         if not m["constants"] or level_problems(level, m) or shortcut(root, draft.answer, g):
+            return None
+        # Minimal: no constraint can be dropped, so the hop count is the effective one.
+        if redundant(root, ev):
+            return None
+        m["effective_hops"] = m["hops"]
+        m["forms"] = ",".join(forms_of(root))
+        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
         question = self.renderer.question(root)
         answer, aliases, answer_type = self.answer_of(draft)
