@@ -65,7 +65,7 @@ def _literal_measures(g: KnowledgeGraph) -> dict[str, float]:
     return got  # type: ignore[return-value]
 
 
-def _same_object(g: KnowledgeGraph, rel_a: str, rel_b: str) -> frozenset[int]:
+def same_object(g: KnowledgeGraph, rel_a: str, rel_b: str) -> frozenset[int]:
     """Subjects with some object under both ``rel_a`` and ``rel_b``."""
     d = _derived(g)
     key = ("same", rel_a, rel_b)
@@ -81,7 +81,7 @@ def _same_object(g: KnowledgeGraph, rel_a: str, rel_b: str) -> frozenset[int]:
     return got  # type: ignore[return-value]
 
 
-def _number_key(v: float) -> str:
+def number_key(v: float) -> str:
     """The literal key of a computed number (plain digits, as numbers are keyed)."""
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}".rstrip("0").rstrip(".")
 
@@ -166,7 +166,7 @@ class Evaluator:
                 acc.update(self.eval(a))
             return frozenset(acc)
         if isinstance(node, Same):
-            return _same_object(g, node.rel_a, node.rel_b)  # type: ignore[return-value]
+            return same_object(g, node.rel_a, node.rel_b)  # type: ignore[return-value]
         if isinstance(node, Extreme):
             scored = [
                 (m, x)
@@ -186,7 +186,7 @@ class Evaluator:
             if a is None or b is None:
                 return frozenset()
             v = a - b if node.op == "sub" else a + b
-            return frozenset((_number_key(v),))
+            return frozenset((number_key(v),))
         if isinstance(node, Count):
             return frozenset((str(len(self.eval(node.arg))),))
         if isinstance(node, Ask):

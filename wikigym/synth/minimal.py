@@ -125,6 +125,24 @@ def effective_hops(root: Node, ev: Evaluator) -> int:
         node = smaller[0]
 
 
+def minimize(root: Node, ev: Evaluator, keep: Callable[[Node], bool] | None = None) -> Node:
+    """``root`` with redundant constraints dropped one at a time, the reduction that keeps
+    the most hops first (ties: canonical form), until it is minimal.
+
+    With ``keep``, only reductions that ``keep`` accepts are taken (a requested form's
+    constraint stays); the result is then not minimal when every reduction left drops it."""
+    node = root
+    while True:
+        smaller = [n for n in redundant(node, ev) if keep is None or keep(n)]
+        if not smaller:
+            return node
+        node = max(smaller, key=lambda n: (hops(n), _neg(canonical(n))))
+
+
+def _neg(text: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in text)
+
+
 # ---- the anchor-page shortcut --------------------------------------------------------
 
 
@@ -211,4 +229,4 @@ def _names_constant(node: Node | None, doc: int) -> bool:
     return isinstance(node, Project) and isinstance(node.arg, Entity) and node.arg.doc_id == doc
 
 
-__all__ = ["anchor_shortcut", "effective_hops", "reductions", "redundant"]
+__all__ = ["anchor_shortcut", "effective_hops", "minimize", "reductions", "redundant"]

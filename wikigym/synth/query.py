@@ -382,12 +382,15 @@ def forms_of(node: Node) -> list[str]:
         out.add("yes_no")
     elif isinstance(node, Arith):
         out.add("arithmetic")
+    elif isinstance(node, Extreme):
+        pass  # superlative or comparison, below
     elif isinstance(node, Project) and not node.inverse:
         out.add("literal")
     else:
         out.add("entity")
+    listed = {id(n.arg) for n in walk(node) if isinstance(n, Extreme)}
     for n in walk(node):
-        if isinstance(n, Union):
+        if isinstance(n, Union) and id(n) not in listed:  # not a comparison's candidates
             out.add("union")
         elif isinstance(n, Not):
             out.add("negation")

@@ -29,6 +29,7 @@ from wikigym.synth.levels import level_problems
 from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import measures, unwrap
+from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
 
 _CHECKED = (
@@ -53,7 +54,12 @@ class Failure:
 def _answer_strings(graph: KnowledgeGraph, item: int | str) -> set[str]:
     if isinstance(item, int):
         return {graph.titles[item]}
-    return {item, graph.surface(item)}
+    out = {item, graph.surface(item)}
+    try:
+        out.add(format_number(float(item)))  # a computed number is shown grouped
+    except ValueError:
+        pass
+    return out
 
 
 def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: ToolBox) -> list[str]:
