@@ -50,6 +50,9 @@ from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 GENERATOR = "wikigym.synth/3"
+# The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
+# every task as the env is made by default.
+MAX_ORACLE_CALLS = 12
 SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
@@ -152,7 +155,8 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
             continue
         kinds = [ev.eval(a) for a in n.args if isinstance(a, IsA)]
         union: set[object] = set()
-        every = ev.g.members(kinds_of(n)) if kinds_of(n) else frozenset(ev.g.out_rows)
+        kind = kinds_of(n)
+        every = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
         for c in cons:
             s = every - ev.eval(c.arg) if isinstance(c, Not) else ev.eval(c)
             for k in kinds:
@@ -291,7 +295,7 @@ class TaskBuilder:
         except SynthError:
             return None
         m["oracle_calls"] = len(oracle)
-        if level_problems(level, m):
+        if len(oracle) > MAX_ORACLE_CALLS or level_problems(level, m):
             return None
         template_question = question
         if self.llm:

@@ -1,8 +1,9 @@
 """Minimality of queries and the anchor-page shortcut.
 
 A query is *minimal* when no strictly smaller sub-query gives the same answer: dropping one
-constraint of any intersection (at any depth, negations included) or one branch of a union
-changes what the query denotes. A redundant constraint overstates the hop count: "the person
+constraint of any intersection (at any depth, negations included) changes what the query
+denotes. Every such drop relaxes the query; dropping a branch of a union would tighten it
+and is not a shortcut, so union branches are reduced only inside. A redundant constraint overstates the hop count: "the person
 born in the 1960s, born in X and a citizen of the country where ..." is labelled three hops
 but answered by its first two constraints. :func:`effective_hops` is the hop count of the
 query once every redundant constraint is dropped; a minimal query's equals its own.
@@ -49,7 +50,7 @@ def _positive(args: Sequence[Node]) -> int:
 
 
 def reductions(node: Node) -> Iterator[Node]:
-    """Every sub-query one step smaller than ``node`` (one constraint or branch dropped)."""
+    """Every sub-query one step smaller than ``node`` (one constraint dropped)."""
     if isinstance(node, Intersect):
         args = node.args
         for i, a in enumerate(args):
@@ -62,11 +63,9 @@ def reductions(node: Node) -> Iterator[Node]:
             for r in reductions(a):
                 yield Intersect((*args[:i], r, *args[i + 1 :]))
     elif isinstance(node, Union):
+        # Dropping a branch tightens the query instead of relaxing it (a solver cannot
+        # know which branch holds the answer), so only the branches' own constraints count.
         args = node.args
-        if len(args) >= 2:
-            for i in range(len(args)):
-                rest = args[:i] + args[i + 1 :]
-                yield rest[0] if len(rest) == 1 else Union(rest)
         for i, a in enumerate(args):
             for r in reductions(a):
                 yield Union((*args[:i], r, *args[i + 1 :]))
@@ -77,8 +76,6 @@ def reductions(node: Node) -> Iterator[Node]:
         for r in reductions(node.arg):
             yield Not(r)
     elif isinstance(node, Extreme):
-        if isinstance(node.arg, Union):
-            return  # the candidates of a comparison are named, not constraints
         for r in reductions(node.arg):
             yield Extreme(node.relation, r, node.most)
 

@@ -164,6 +164,11 @@ class Renderer:
             t = self._pick(relation_text(rel).clauses)
             joined = ", ".join(names[:-1]) + " or " + names[-1]
             return _fix_articles(t.format(who=who, o=joined, o_at=joined))
+        if all(isinstance(a, Range) for a in args) and len({a.relation for a in args}) == 1:
+            spans = [self.range_words(a) for a in args if isinstance(a, Range)]
+            joined = ", ".join(spans[:-1]) + " or " + spans[-1]
+            t = self._pick(relation_text(args[0].relation).clauses)  # type: ignore[union-attr]
+            return _fix_articles(t.format(who=who, o=joined, o_at=joined))
         parts = [self.clause(a, who) for a in args]
         return ", ".join(parts[:-1]) + " or " + parts[-1]
 

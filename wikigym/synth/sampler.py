@@ -10,6 +10,7 @@ re-proves it by evaluating the whole query from scratch.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -45,6 +46,7 @@ MAX_EDGES = 24  # edges of one entity considered per layer
 MAX_EXTRAS = 40  # extra constraints tried when narrowing an intersection
 MIN_LITERAL_VALUES = 30  # an answer literal's relation needs this many distinct values
 WIDE_MAX = 8  # constraints of a wide set at most
+WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
@@ -173,8 +175,13 @@ class Sampler:
                 shape = replace(shape, intersect=True)
             if form == "wide":  # the deepest described entity is a wide set
                 shape = replace(shape, special=form, max_constraints=WIDE_MAX, ambiguous=True)
-            else:
-                shape = replace(shape, special=form, top_intersection=True)
+            else:  # one more constraint: the special one takes a slot
+                shape = replace(
+                    shape,
+                    special=form,
+                    top_intersection=True,
+                    max_constraints=shape.max_constraints + 1,
+                )
         if form == "literal":
             return self._literal(shape, level)
         if form == "count":
@@ -475,7 +482,7 @@ class Sampler:
         if depth == 1 and shape.special == "wide":
             return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok)
         special = shape.special if top and shape.special != "wide" else None
-        literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.5
+        literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
             if g.f_rel[row] == skip_rel:
                 continue
@@ -484,7 +491,10 @@ class Sampler:
             else:
                 other = g.f_obj[row] if is_subj else g.f_subj[row]
                 assert isinstance(other, int)
-                sub = self.describe(other, depth - 1, replace(shape, special=None), visited)
+                # A wide set is the answer's own description or, failing that, the deepest
+                # entity's; the other special forms live at the top only.
+                inner = shape if shape.special == "wide" else replace(shape, special=None)
+                sub = self.describe(other, depth - 1, inner, visited)
                 if sub is None:
                     continue
                 rel = g.f_rel[row]
@@ -497,6 +507,12 @@ class Sampler:
             cand = main_set & kind_set if kind_set is not None else main_set
             if e not in cand:
                 continue
+            if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
+                got_wide = self._wide(
+                    e, kind, kind_set, visited, shape, skip_rel, ok, (main, cand, row)
+                )
+                if got_wide is not None:
+                    return got_wide
             members: list[Node] = [main]
             if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):
@@ -508,7 +524,8 @@ class Sampler:
                 members.extend(extra)
             if not ok(cand) or e not in cand:
                 continue
-            members = self._prune(members, kind, ok)
+            keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
+            members = self._prune(members, kind, ok, keep)
             if members is None:
                 continue
             if special == "wide" and len(members) < WIDE_MIN:
@@ -530,45 +547,55 @@ class Sampler:
         shape: Shape,
         skip_rel: str | None,
         ok: Goal,
+        fixed: tuple[Node, frozenset[int], int] | None = None,
     ) -> tuple[Node, frozenset[int]] | None:
         """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
-        first), none of which identifies it alone and none redundant."""
+        first), none of which identifies it alone and none redundant. With ``fixed`` (a
+        constraint, its set, its fact row), that constraint is one of them: the answer's
+        own chain, so the question keeps its hops."""
         g = self.g
         leaves: list[tuple[Node, frozenset[int], str]] = []
         for r, is_subj in self._edges(e, visited, entity_only=False):
-            if g.f_rel[r] == skip_rel:
+            if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
             alone = s_ & kind_set if kind_set is not None else s_
             if e in alone and len(alone) >= 2:
                 leaves.append((node, alone, g.f_rel[r]))
-        leaves.sort(key=lambda t: -len(t[1]))  # stable: ties keep the RNG's order
-        cand: frozenset[int] | None = None
-        members: list[Node] = []
-        used: set[str] = set()
-        for node, alone, rel in leaves:
-            if rel in used:
-                continue
-            narrowed = alone if cand is None else cand & alone
-            if cand is not None and len(narrowed) == len(cand):
-                continue
-            members.append(node)
-            used.add(rel)
-            cand = narrowed
-            if ok(cand) or len(members) >= WIDE_MAX:
-                break
-        if cand is None or not ok(cand):
-            return None
-        pruned = self._prune(members, kind, ok)
-        if pruned is None or len(pruned) < WIDE_MIN:
-            return None
-        node_out = Intersect((IsA(kind), *pruned)) if kind else Intersect(tuple(pruned))
-        return node_out, cand
+        # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
+        leaves.sort(key=lambda t: -len(t[1]))
+        by_rel: dict[str, tuple[Node, frozenset[int], str]] = {}
+        for leaf in leaves:
+            by_rel.setdefault(leaf[2], leaf)
+        pool = list(by_rel.values())[:WIDE_POOL]
+        base = [] if fixed is None else [(fixed[0], fixed[1], "")]
+        # The first combination (in a fixed order) that identifies e and needs every member.
+        for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
+            for combo in itertools.combinations(range(len(pool)), size):
+                chosen = base + [pool[i] for i in combo]
+                sets = sorted((c[1] for c in chosen), key=len)
+                cand = sets[0].intersection(*sets[1:])
+                if not ok(cand):
+                    continue
+                needed = all(
+                    not ok(frozenset.intersection(*(sets[:j] + sets[j + 1 :])))
+                    for j in range(len(sets))
+                )
+                if needed:
+                    members = [c[0] for c in chosen]
+                    node_out = (
+                        Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
+                    )
+                    return node_out, cand
+        return None
 
-    def _prune(self, members: list[Node], kind: str | None, ok: Goal) -> list[Node] | None:
+    def _prune(
+        self, members: list[Node], kind: str | None, ok: Goal, keep: set[int] | None = None
+    ) -> list[Node] | None:
         """``members`` without the constraints the others make redundant (the later ones
-        tried first), or None when the main constraint (the first) is itself redundant: a
-        description must need every constraint it has."""
+        tried first; those whose ``id`` is in ``keep`` stay), or None when the main
+        constraint (the first) is itself redundant: a description must need every
+        constraint it has."""
         ev = self.ev
 
         def good(ms: list[Node]) -> bool:
@@ -579,6 +606,8 @@ class Sampler:
 
         out = list(members)
         for i in range(len(out) - 1, 0, -1):
+            if keep and id(out[i]) in keep:
+                continue
             rest = out[:i] + out[i + 1 :]
             if good(rest):
                 out = rest
@@ -681,6 +710,9 @@ class Sampler:
                 return node, g.in_range(node.relation, node.lo, node.hi) & every, {node.relation}
             return None
         if form == "union":
+            measured = [r for r in order if g.f_measure[r] is not None]
+            if measured and self.rng.random() < 0.6:
+                return self._range_union(measured[0], every)
             for r in order:
                 rel, o = g.f_rel[r], g.f_obj[r]
                 if not isinstance(o, int):
@@ -730,6 +762,29 @@ class Sampler:
                     return Same(a, b), same_object(g, a, b) & every, {a, b}
             return None
         return None
+
+    def _range_union(
+        self, row: int, every: frozenset[int]
+    ) -> tuple[Node, frozenset[int], set[str]] | None:
+        """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
+        g = self.g
+        rel, m = g.f_rel[row], g.f_measure[row]
+        assert m is not None
+        if g.f_vtype[row] == "date":
+            span, unit = year_span(int(m), self.rng), "year"
+            shift = int(self.rng.integers(2, 6)) * 10 * (1 if self.rng.random() < 0.5 else -1)
+            lo2, hi2 = span.lo + shift, span.hi + shift
+        else:
+            span, unit = number_span(m, self.rng), "number"
+            factor = 2.0 + float(self.rng.integers(0, 3))
+            lo2, hi2 = span.lo * factor, span.hi * factor
+        if lo2 <= span.hi and span.lo <= hi2:
+            return None  # overlapping spans: the union would be one span
+        a = Range(rel, span.lo, span.hi, unit)
+        b = Range(rel, float(lo2), float(hi2), unit)
+        pair = (a, b) if a.lo < b.lo else (b, a)
+        alone = (g.in_range(rel, a.lo, a.hi) | g.in_range(rel, b.lo, b.hi)) & every
+        return Union(pair), alone, {rel}
 
     def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:
         """An open-ended or century-part range holding ``m``: "before 1900", "after 1950",

@@ -12,6 +12,7 @@ the stated answer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -43,6 +44,9 @@ _CHECKED = (
 )
 
 
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
 @dataclass(frozen=True)
 class Failure:
     """One task that did not verify."""
@@ -55,10 +59,8 @@ def _answer_strings(graph: KnowledgeGraph, item: int | str) -> set[str]:
     if isinstance(item, int):
         return {graph.titles[item]}
     out = {item, graph.surface(item)}
-    try:
+    if _PLAIN_NUMBER.fullmatch(item):
         out.add(format_number(float(item)))  # a computed number is shown grouped
-    except ValueError:
-        pass
     return out
 
 
