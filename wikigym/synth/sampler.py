@@ -44,7 +44,8 @@ from wikigym.synth.values import number_span, year_span
 
 MAX_EDGES = 24  # edges of one entity considered per layer
 MAX_EXTRAS = 40  # extra constraints tried when narrowing an intersection
-MIN_LITERAL_VALUES = 30  # an answer literal's relation needs this many distinct values
+MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a closed set
+CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
@@ -352,7 +353,7 @@ class Sampler:
         g = self.g
         s, rel = g.f_subj[row], g.f_rel[row]
         # No answers from tiny closed sets (ten occupations, a score of genres) above easy.
-        if level != "easy" and len(g.inv.get(rel, {})) < MIN_LITERAL_VALUES:
+        if level != "easy" and self.closed_set(rel):
             return None
         if shape.depth == 1:
             arg: Node = Entity(s, g.titles[s])
@@ -365,6 +366,17 @@ class Sampler:
         if vt not in ("date", "number", "text"):
             return None
         return Draft(Project(rel, arg), g.f_obj[row], "literal")
+
+    def closed_set(self, relation: str) -> bool:
+        """Whether ``relation``'s answers come from a tiny closed set: a text relation with
+        fewer than MIN_LITERAL_VALUES values, each shared by CLOSED_SHARE subjects or more
+        on average (dates and numbers are never closed: they are measured)."""
+        g = self.g
+        if g.rel_types.get(relation) in ("date", "number", "entity"):
+            return False
+        values = g.inv.get(relation, {})
+        facts = sum(len(v) for v in values.values())
+        return len(values) < MIN_LITERAL_VALUES and facts >= CLOSED_SHARE * len(values)
 
     def _count(self, shape: Shape) -> Draft | None:
         if not len(self.role_rows):
@@ -668,7 +680,8 @@ class Sampler:
         for node, alone, rel in leaves:
             if rel in used_rels:
                 continue
-            if e not in alone or (shape.ambiguous and len(alone) < 2):
+            # A constraint that identifies e alone would make the main one redundant.
+            if e not in alone or len(alone) < 2:
                 continue
             narrowed = cand & alone
             if len(narrowed) == len(cand):
