@@ -280,3 +280,21 @@ def test_no_closed_set_literal_answers_above_easy(hard_phd: TaskSet, snap: Snaps
 def test_form_names_are_known() -> None:
     assert {*NEW_FORMS, "wide"} <= set(FORMS)
     assert set(SPECIAL_FORMS) <= set(FORMS)
+
+
+def test_year_unions_stay_out_of_the_future(
+    hard_phd: TaskSet, phd_by_form: dict[str, Task]
+) -> None:
+    from wikigym.synth.query import walk
+    from wikigym.synth.sampler import LATEST_YEAR
+
+    spans = [
+        a
+        for t in [*hard_phd, *phd_by_form.values()]
+        for n in walk(unwrap(t.query))
+        if isinstance(n, Union)
+        for a in n.args
+        if isinstance(a, Range) and a.unit == "year"
+    ]
+    assert spans
+    assert all(a.lo <= LATEST_YEAR for a in spans), [(a.lo, a.hi) for a in spans]

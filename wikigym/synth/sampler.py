@@ -48,6 +48,7 @@ MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a 
 CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
+LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
@@ -786,6 +787,8 @@ class Sampler:
         if g.f_vtype[row] == "date":
             span, unit = year_span(int(m), self.rng), "year"
             shift = int(self.rng.integers(2, 6)) * 10 * (1 if self.rng.random() < 0.5 else -1)
+            if span.hi + shift > LATEST_YEAR:  # a span in the future would give itself away
+                shift = -abs(shift)
             lo2, hi2 = span.lo + shift, span.hi + shift
         else:
             span, unit = number_span(m, self.rng), "number"
