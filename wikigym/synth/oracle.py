@@ -5,7 +5,7 @@ cold-start SFT source), but every call must succeed in the env and every cited p
 have been shown by an earlier call. Shape: ``search`` for the first constant, then for each
 evidence fact (leaves first) a ``find`` on the page that states it, with words of that
 passage (relation keywords first, then the value, then the passage's opening words), then
-``answer`` with the evidence passages as citations. ``find`` shows the first
+``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). ``find`` shows the first
 :data:`FIND_MAX_HITS` passages of a page that contain the text (case-folded), as the env does.
 """
 
@@ -18,6 +18,7 @@ from wikigym.envs.tools import ToolConfig
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
+from wikigym.tasks.limits import MAX_CITATIONS
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall
 
@@ -76,6 +77,6 @@ def build_oracle(
             raise SynthError(f"no find text shows p{pid} on page d{subj}")
         calls.append(OracleCall(name="find", arguments={"page": g.titles[subj], "text": needle}))
         seen.update(shown)
-    cites = [passage_ref(p) for p in dict.fromkeys(citations)]
+    cites = [passage_ref(p) for p in dict.fromkeys(citations)][:MAX_CITATIONS]
     calls.append(OracleCall(name="answer", arguments={"text": answer, "citations": cites}))
     return calls
