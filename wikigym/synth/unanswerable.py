@@ -21,14 +21,13 @@ import dataclasses
 import hashlib
 
 import numpy as np
-from pydantic import ValidationError
 
-from wikigym.envs.registry import run_tool
-from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
+from wikigym.envs.tool_specs import ToolName
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.query import Entity, Intersect, Node, Project, Value, canonical, walk, wrap
 from wikigym.synth.render import Renderer
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
@@ -189,25 +188,11 @@ def verify_unanswerable(task: Task, root: Node, graph: KnowledgeGraph, box: Tool
 
 
 def _replay_abstaining_oracle(task: Task, box: ToolBox) -> list[str]:
-    if not task.oracle or task.oracle[-1].name != ToolName.ANSWER:
-        return ["the oracle does not end with an answer call"]
-    seen: set[str] = set()
-    for i, call in enumerate(task.oracle, 1):
-        try:
-            name = ToolName(call.name)
-            args = TOOL_MODELS[name].model_validate(call.arguments)
-        except (ValueError, ValidationError) as exc:
-            return [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = run_tool(box, name, args)
-        if result.error is not None:
-            return [f"oracle call {i} ({call.name}) fails: {result.error}"]
-        seen.update(result.seen)
-        if result.answer is not None:
-            if not result.answer.abstain:
-                return [f"the oracle answers {result.answer.text!r} instead of abstaining"]
-            bad = [c for c in result.answer.citations if c not in seen]
-            if bad:
-                return [f"the oracle cites {', '.join(bad)} before any call showed them"]
+    answer, problems = run_oracle_calls(task, box)
+    if problems:
+        return problems
+    if answer is not None and not answer.abstain:
+        return [f"the oracle answers {answer.text!r} instead of abstaining"]
     return []
 
 

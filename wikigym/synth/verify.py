@@ -15,12 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.registry import run_tool
-from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
@@ -28,6 +24,7 @@ from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
+from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import measures, unwrap
 from wikigym.synth.unanswerable import verify_unanswerable
@@ -140,25 +137,11 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
 
 def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGraph) -> list[str]:
     """Problems of the oracle trajectory, run through the env's tools."""
-    if not task.oracle or task.oracle[-1].name != "answer":
-        return ["the oracle does not end with an answer call"]
-    seen: set[str] = set()
-    for i, call in enumerate(task.oracle, 1):
-        try:
-            name = ToolName(call.name)
-            args = TOOL_MODELS[name].model_validate(call.arguments)
-        except (ValueError, ValidationError) as exc:
-            return [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = run_tool(box, name, args)
-        if result.error is not None:
-            return [f"oracle call {i} ({call.name}) fails: {result.error}"]
-        seen.update(result.seen)
-        if result.answer is not None:
-            bad = [c for c in result.answer.citations if c not in seen]
-            if bad:
-                return [f"the oracle cites {', '.join(bad)} before any call showed them"]
-            if not best_match(result.answer.text, task.golds)[0]:
-                return [f"the oracle answers {result.answer.text!r}, not {task.answer!r}"]
+    answer, problems = run_oracle_calls(task, box)
+    if problems:
+        return problems
+    if answer is not None and not best_match(answer.text, task.golds)[0]:
+        return [f"the oracle answers {answer.text!r}, not {task.answer!r}"]
     return []
 
 
