@@ -286,7 +286,7 @@ def is_current(snap: Path) -> bool:
     """A cached snapshot exists and was built with today's result-changing settings and
     format (otherwise it is rebuilt: e.g. after a change of the index analysis)."""
     from wikigym.corpora import BuildConfig
-    from wikigym.corpora.manifest import FORMAT_VERSION
+    from wikigym.corpora.manifest import FIELDS, FORMAT_VERSION
 
     path = snap / "manifest.json"
     if not path.is_file():
@@ -295,7 +295,7 @@ def is_current(snap: Path) -> bool:
     return (
         manifest.get("format_version") == FORMAT_VERSION
         and manifest.get("content_config") == BuildConfig().content_config()
-        and "index_layout" in manifest
+        and set(FIELDS) <= set(manifest)  # a field added since (e.g. provenance_sha256)
     )
 
 

@@ -31,7 +31,8 @@ RANKS: dict[str, float] = {
     "eval": 5,
     "trainers": 5,
     "integrations": 6,
-    "root": 6,
+    # Above integrations: the CLI mounts `wikigym serve` (integrations/serve) like every room.
+    "root": 6.5,
 }
 ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.wiring")
 

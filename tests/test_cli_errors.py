@@ -154,3 +154,20 @@ def test_a_mistake_is_one_line(work: Path, argv: list[str], out: str | None) -> 
         assert not (work / out).exists(), out
     assert sorted(p.name for p in work.iterdir()) == before  # no half-made output, no partials
     assert sorted(p.name for p in (work / "full").iterdir()) == ["keep.txt"]
+
+
+def test_output_piped_into_a_closed_reader_is_not_a_traceback(enwiki_snapshot: object) -> None:
+    """`wikigym corpus sql ... | head`: the reader leaves early; no traceback, exit 141."""
+    snap = str(enwiki_snapshot.path)  # type: ignore[attr-defined]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wikigym", "corpus", "sql", snap, "SELECT text FROM passages"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(100)  # like `head -c 100`: read a little, then go away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -15,6 +15,7 @@ from wikigym.cliutil import CliParser, run_command
 from wikigym.corpora import cli as corpus_cli
 from wikigym.errors import WikigymError
 from wikigym.eval import cli as eval_cli
+from wikigym.integrations.serve import cli as serve_cli
 from wikigym.synth import cli as synth_cli
 from wikigym.tasks import cli as tasks_cli
 from wikigym.trainers import cli as trainers_cli
@@ -35,6 +36,7 @@ def build_parser() -> CliParser:
     synth_cli.add_parser(sub)
     eval_cli.add_parser(sub)
     trainers_cli.add_parser(sub)
+    serve_cli.add_parser(sub)
     d = sub.add_parser(
         "demo",
         help="the main job on the embedded default: build the world, synthesize tasks, "

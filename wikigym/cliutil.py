@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 from wikigym.errors import ConfigError, WikigymError
+
+#: What ``add_subparsers`` returns; each room's ``add_parser(sub)`` takes it (any parser class).
+SubParsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: Exit status when the reader of our output closed the pipe (128 + SIGPIPE, as shells report).
+EXIT_BROKEN_PIPE = 141
 
 
 def one_line(text: str) -> str:
@@ -50,7 +56,18 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
         The command's exit status; 1 after a :class:`~wikigym.errors.WikigymError` or a
         file-system error naming its file (printed as one line), 130 after Ctrl-C.
     """
-    args = parser.parse_args(argv)
+    try:
+        return _parse_and_run(parser, argv)
+    except BrokenPipeError:
+        # The reader went away (`wikigym corpus search ... | head`): not an error of ours.
+        # Point stdout at /dev/null so the interpreter's own flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _parse_and_run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    args = parser.parse_args(argv)  # --help writes here: inside the broken-pipe guard
     try:
         return int(args.func(args))
     except WikigymError as exc:

@@ -56,7 +56,7 @@ def _alive(pid: int) -> bool:
 def remove_stale_partials(path: str | Path) -> list[Path]:
     """Remove the partial siblings of ``path`` whose writing process is gone; returns them."""
     path = Path(path)
-    removed = []
+    removed: list[Path] = []
     if not path.parent.is_dir():
         return removed
     for sibling in sorted(path.parent.glob(f"{PARTIAL_PREFIX}*.{path.name}")):

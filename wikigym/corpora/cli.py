@@ -8,12 +8,13 @@ import re
 import sys
 from pathlib import Path
 
+from wikigym.cliutil import SubParsers
 from wikigym.errors import SnapshotCorruptedError, WikigymError
 
 SYNTHETIC = "synthetic"
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: SubParsers) -> None:
     """Register ``corpus`` and its subcommands."""
     corpus = sub.add_parser("corpus", help="build, inspect and search snapshots")
     csub = corpus.add_subparsers(dest="corpus_cmd", required=True, metavar="COMMAND")

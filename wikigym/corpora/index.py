@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import tantivy
 
@@ -41,6 +42,7 @@ from wikigym.corpora.analysis import (
     uses_bigrams,
 )
 from wikigym.corpora.readonly import ReadOnlyIndex
+from wikigym.errors import SnapshotError
 
 TOKENIZER = "en_stem"
 # Lucene's EnglishAnalyzer stop set (also bm25s's "en" list and Pyserini's default).
@@ -57,6 +59,7 @@ MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops tokens of this many UTF-8 bytes 
 # Everything that is not a letter, digit or mark separates terms. This removes the query
 # language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,9 @@ class IndexConfig:
         stemmer = data.get("stemmer", "english")
         if not isinstance(language, str) or language_code(language) != language:
             raise ValueError(f"index config: language must be a base code, got {language!r}")
-        if stemmer is not None and stemmer not in STEMMERS.values():
+        if stemmer is not None and (
+            not isinstance(stemmer, str) or stemmer not in STEMMERS.values()
+        ):
             raise ValueError(
                 f"index config: stemmer must be one of {sorted(set(STEMMERS.values()))} or "
                 f"null, got {stemmer!r}"
@@ -187,12 +192,24 @@ class IndexConfig:
             tokenizer=str(data.get("tokenizer", TOKENIZER)),
             stopwords=tuple(stopwords),
             title_in_body=bool(data.get("title_in_body", False)),
-            title_boost=float(data.get("title_boost", TITLE_BOOST)),  # type: ignore[arg-type]
-            max_query_terms=int(data.get("max_query_terms", MAX_QUERY_TERMS)),  # type: ignore[call-overload]
+            title_boost=float(_numeric(data, "title_boost", TITLE_BOOST)),
+            max_query_terms=int(_numeric(data, "max_query_terms", MAX_QUERY_TERMS)),
             language=language,
-            stemmer=stemmer,  # type: ignore[arg-type]
+            stemmer=stemmer,
             cjk_bigrams=bool(data.get("cjk_bigrams", False)),
         )
+
+
+def _numeric(data: dict[str, object], key: str, default: float) -> float | str:
+    """A numeric field of a manifest's index config, as ``float()``/``int()`` accept it.
+
+    Raises:
+        ValueError: The field holds something else (a list, null, ...).
+    """
+    value = data.get(key, default)
+    if not isinstance(value, int | float | str):
+        raise ValueError(f"index config: {key} must be a number, got {value!r}")
+    return value
 
 
 def passage_schema(config: IndexConfig) -> tantivy.Schema:
@@ -293,7 +310,7 @@ def read_layout(path: Path) -> IndexLayout:
     for start in range(0, total if ordered else 0, step):
         addresses = [tantivy.DocAddress(0, d) for d in range(start, min(total, start + step))]
         for pid in searcher.fast_field_values("passage_id", addresses):
-            if pid <= previous:
+            if not isinstance(pid, int) or pid <= previous:  # a doc without an id: no order
                 ordered = False
                 break
             previous = pid
@@ -410,14 +427,33 @@ class PassageSearcher:
 
     def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
         doc = self.searcher.doc(address)
-        first = doc.get_first  # one field value each (doc[name] builds a list per access)
-        text = first("text").decode("utf-8") if self.config.title_in_body else first("body")
-        origin = first(SOURCE_ID_FIELD)
+        if self.config.title_in_body:
+            text = _stored(doc, "text", bytes).decode("utf-8")
+        else:
+            text = _stored(doc, "body", str)
+        origin = doc.get_first(SOURCE_ID_FIELD)
         return Hit(
-            first("passage_id"),
-            first("doc_id"),
-            first("title"),
+            _stored(doc, "passage_id", int),
+            _stored(doc, "doc_id", int),
+            _stored(doc, "title", str),
             score,
             text,
             origin.decode("utf-8") if origin is not None else None,
         )
+
+
+def _stored(doc: tantivy.Document, name: str, kind: type[_T]) -> _T:
+    """The value of a stored field every document of our index has.
+
+    ``get_first`` is used, not ``doc[name]``, which builds a list per access.
+
+    Raises:
+        SnapshotError: The document lacks the field, or holds another type there.
+    """
+    value = doc.get_first(name)
+    if not isinstance(value, kind):
+        raise SnapshotError(
+            f"index document: expected a {kind.__name__} in field {name!r}, got "
+            f"{type(value).__name__}; the index is not a wikigym index: rebuild the snapshot"
+        )
+    return value

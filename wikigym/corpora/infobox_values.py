@@ -90,22 +90,22 @@ def parse_date(text: str, language: str = "en") -> str | None:
             candidates.append((m.start(), iso))
             break
     for pattern, order in ((_DMY, "dmy"), (_MDY, "mdy")):
-        m = pattern.search(text)
-        if m:
+        found = pattern.search(text)
+        if found:
             if order == "dmy":
-                day, month, year = m.group(1), m.group(2), m.group(3)
+                day_s, month_s, year_s = found.group(1), found.group(2), found.group(3)
             else:
-                month, day, year = m.group(1), m.group(2), m.group(3)
-            iso = _iso(int(year), _MONTHS[month.lower()], int(day))
+                month_s, day_s, year_s = found.group(1), found.group(2), found.group(3)
+            iso = _iso(int(year_s), _MONTHS[month_s.lower()], int(day_s))
             if iso:
-                candidates.append((m.start(), iso))
+                candidates.append((found.start(), iso))
     if candidates:
         return min(candidates)[1]
-    m = _MY.search(text)
-    if m:
-        return _iso(int(m.group(2)), _MONTHS[m.group(1).lower()])
-    m = _YEAR.search(text)
-    return _iso(int(m.group(1))) if m else None
+    found = _MY.search(text)
+    if found:
+        return _iso(int(found.group(2)), _MONTHS[found.group(1).lower()])
+    year = _YEAR.search(text)
+    return _iso(int(year.group(1))) if year else None
 
 
 _MULTIPLIERS: dict[str, float] = {

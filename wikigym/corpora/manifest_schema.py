@@ -37,7 +37,7 @@ COUNT_KEYS = (
     "passages",
     "redirects",
 )
-INDEX_KEYS = {
+INDEX_KEYS: dict[str, type | tuple[type, ...]] = {
     "tokenizer": str,
     "stopwords": list,
     "title_in_body": bool,

@@ -191,12 +191,12 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
                 found = [at for at in map(lowered.find, _surfaces(typed)) if at >= 0]
                 if found:
                     ordinal = _passage_at(all_starts, min(found))
-            target = normalize_title(typed.object_title) if typed.object_title else None
+            object_title = normalize_title(typed.object_title) if typed.object_title else None
             facts.append(
                 FactRow(
                     typed.relation,
                     typed.object,
-                    target,
+                    object_title,
                     typed.value_type,
                     "infobox",
                     ordinal,

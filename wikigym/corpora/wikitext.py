@@ -273,33 +273,52 @@ def parse_wikitext(page: RawPage) -> ParsedPage:
         The parsed page. Redirects (``#REDIRECT [[Target]]`` or ``page.redirect``) come back
         with ``redirect`` set and no sections.
     """
-    common = {
-        "title": page.title,
-        "source_id": page.source_id,
-        "url": page.url,
-        "world_facts": page.world_facts,
-        "language": page.language,
-    }
     text = page.wikitext if isinstance(page.wikitext, str) else ""
     if page.redirect:
-        return ParsedPage(sections=(), redirect=_normalise_title(page.redirect) or None, **common)
+        return _from_raw(page, sections=(), redirect=_normalise_title(page.redirect) or None)
     match = _REDIRECT_RE.match(text)
     if match:
         target = _normalise_title(match.group(1))
         if target:
-            return ParsedPage(sections=(), redirect=target, **common)
+            return _from_raw(page, sections=(), redirect=target)
 
     state = _State(capture=True)
     body = _to_marked_text(text, state)
     sections = _split_sections(body, state.links)
     infobox_type, infobox = _build_infobox(state)
-    return ParsedPage(
+    return _from_raw(
+        page,
         sections=sections,
         categories=tuple(dict.fromkeys(state.categories)),
         infobox=infobox,
         infobox_type=infobox_type,
         is_disambiguation=state.is_disambiguation,
-        **common,
+    )
+
+
+def _from_raw(
+    page: RawPage,
+    *,
+    sections: tuple[Section, ...],
+    redirect: str | None = None,
+    categories: tuple[str, ...] = (),
+    infobox: tuple[InfoboxField, ...] = (),
+    infobox_type: str | None = None,
+    is_disambiguation: bool = False,
+) -> ParsedPage:
+    """Build the parsed page, copying what passes through from the raw page unchanged."""
+    return ParsedPage(
+        title=page.title,
+        sections=sections,
+        source_id=page.source_id,
+        url=page.url,
+        categories=categories,
+        infobox=infobox,
+        infobox_type=infobox_type,
+        is_disambiguation=is_disambiguation,
+        redirect=redirect,
+        world_facts=page.world_facts,
+        language=page.language,
     )
 
 

@@ -226,7 +226,7 @@ class Workers:
             self._drain(ch)
         data = ch.done.popleft()
         if data[:1] == _OK:
-            return marshal.loads(memoryview(data)[1:])  # type: ignore[no-any-return]
+            return marshal.loads(memoryview(data)[1:])
         raise BuildError(f"build worker {worker} failed:\n{data[1:].decode('utf-8', 'replace')}")
 
     def _died(self, worker: int) -> BuildError:

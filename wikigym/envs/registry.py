@@ -57,7 +57,7 @@ def _run_answer(box: ToolBox, args: Any, seed: int) -> ToolResult:
 
 
 def _render_answer(out: AnswerOutput) -> str:
-    return f"answer: {out.text}"
+    return f"abstained: {out.text}" if out.abstain else f"answer: {out.text}"
 
 
 @dataclass(frozen=True)

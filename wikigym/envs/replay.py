@@ -24,6 +24,7 @@ from wikigym.envs.trajectory_file import (
     load_header_and_steps,
     replay_env_args,
 )
+from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TrajectoryError
 
 
@@ -46,7 +47,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
     ) -> None:
         super().__init__(env)
         base = env.unwrapped
-        if not getattr(base, "replayable", False):
+        if not isinstance(base, WikiSearchEnv) or not base.replayable:
             raise TrajectoryError(
                 "this env cannot be replayed from a file: pass corpus/tasks as paths and the "
                 "reward as a preset name (not in-memory objects) to record trajectories"
@@ -58,6 +59,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.env_id = env_id
+        self._base = base
         self._lines: list[dict[str, Any]] = []
         self._count = 0
         self.last_path: Path | None = None
@@ -68,12 +70,12 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         if seed is None:
             raise TrajectoryError("recording needs an explicit seed: reset(seed=...)")
         obs, info = self.env.reset(seed=seed, options=options)
-        base = self.env.unwrapped
+        base = self._base
         self._lines = [
             {
                 "format": FORMAT,
                 "env_id": self.env_id,
-                "env_kwargs": base.spec_kwargs,  # type: ignore[attr-defined]
+                "env_kwargs": base.spec_kwargs,
                 "seed": seed,
                 "options": _plain(options or {}),
                 "snapshot_id": info.get("snapshot_id"),
@@ -174,8 +176,10 @@ def replay(path: str | Path, *, trust: bool = False) -> tuple[int, Divergence | 
     env = make_env(env_spec(REPLAYABLE_ENV_IDS[REPLAYABLE_ENV_IDS.index(header.env_id)], **kwargs))
     base = env.unwrapped
     try:
-        _same(path, "snapshot_id", header.snapshot_id, base.snapshot.snapshot_id)  # type: ignore[attr-defined]
-        _same(path, "taskset_id", header.taskset_id, base.tasks.taskset_id)  # type: ignore[attr-defined]
+        if not isinstance(base, WikiSearchEnv):
+            raise TrajectoryError(f"{path}: {header.env_id} did not make a WikiSearchEnv")
+        _same(path, "snapshot_id", header.snapshot_id, base.snapshot.snapshot_id)
+        _same(path, "taskset_id", header.taskset_id, base.tasks.taskset_id)
         options = header.options.model_dump(exclude_none=True) or None
         obs, info = base.reset(seed=header.seed, options=options)
         _same(path, "task_id", header.task_id, info["task_id"])

@@ -105,10 +105,11 @@ class PythonOutput:
 
 @dataclass(frozen=True)
 class AnswerOutput:
-    """The final answer (ends the episode)."""
+    """The final answer (ends the episode); ``abstain``: the agent says there is none."""
 
     text: str
     citations: tuple[str, ...]
+    abstain: bool = False
 
 
 @dataclass(frozen=True)

@@ -748,13 +748,13 @@ class PythonSandbox:
                 for key, _ in selector.select(timeout=remaining):
                     if key.data == "code":
                         try:
-                            written = os.write(code_fd, pending)  # type: ignore[arg-type]
+                            written = os.write(key.fd, pending)  # key.fd is code_fd
                         except BrokenPipeError:
                             written = len(pending)
                         pending = pending[written:]
                         if not pending:
-                            selector.unregister(code_fd)  # type: ignore[arg-type]
-                            os.close(code_fd)  # type: ignore[arg-type]
+                            selector.unregister(key.fd)
+                            os.close(key.fd)
                             code_fd = None
                         continue
                     chunk = os.read(key.fd, _READ_CHUNK)

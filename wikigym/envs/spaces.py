@@ -84,13 +84,14 @@ def decode_text(values: NDArray[Any]) -> str:
     return codes.tobytes().decode("utf-32-le", "surrogatepass")
 
 
+# gymnasium types these dispatchers over Space[T]; mypy cannot match a subclass of Text to it.
 @flatten.register(UnicodeText)
-def _flatten_unicode(space: UnicodeText, x: str) -> NDArray[np.int32]:
+def _flatten_unicode(space: UnicodeText, x: str) -> NDArray[np.int32]:  # type: ignore[misc]
     return encode_text(space, x)
 
 
 @unflatten.register(UnicodeText)
-def _unflatten_unicode(space: UnicodeText, x: NDArray[Any]) -> str:
+def _unflatten_unicode(space: UnicodeText, x: NDArray[Any]) -> str:  # type: ignore[misc]
     return decode_text(x)
 
 
@@ -109,7 +110,7 @@ def _write_unicode(
     space: UnicodeText, index: int, value: str, shared_memory: SynchronizedArray[c_int32]
 ) -> None:
     size = space.max_length
-    destination = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+    destination = np.frombuffer(memoryview(shared_memory.get_obj()), dtype=np.int32)
     np.copyto(destination[index * size : (index + 1) * size], encode_text(space, value))
 
 
@@ -151,5 +152,7 @@ def _read_unicode(
 ) -> SharedTextBatch:
     # Gymnasium reads this once, when the vector env is made, and reads the result after
     # every step: it must be a view of the buffer, not the strings of that moment.
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
+    data = np.frombuffer(memoryview(shared_memory.get_obj()), dtype=np.int32).reshape(
+        (n, space.max_length)
+    )
     return SharedTextBatch(data)

@@ -201,7 +201,9 @@ class AnswerArgs(ToolArgs):
     tool: ClassVar[ToolName] = ToolName.ANSWER
     description: ClassVar[str] = (
         "Give the final answer and end the episode. Keep it short (a name, a number, a date). "
-        "citations: the passage ids (like p123) or page ids that support it."
+        "citations: the passage ids (like p123) or page ids that support it. "
+        "If the pages show that nothing satisfies every condition of the question, say so "
+        "with abstain=true (text: why) instead of guessing."
     )
     example: ClassVar[dict[str, Any]] = {"text": "Paris", "citations": ["p123"]}
 
@@ -212,6 +214,11 @@ class AnswerArgs(ToolArgs):
         default_factory=list,
         max_length=MAX_CITATIONS,
         description=f"Ids of the passages or pages that support the answer (at most {MAX_CITATIONS}).",
+    )
+    abstain: bool = Field(
+        default=False,
+        description="True to state that the snapshot holds no answer (nothing satisfies every "
+        "condition); text then says why.",
     )
 
 

@@ -216,7 +216,7 @@ class ToolBox:
         return ToolResult(output, error=None if result.error is None else ErrorCode.SANDBOX_ERROR)
 
     def answer(self, args: AnswerArgs) -> ToolResult:
-        return ToolResult(AnswerOutput(args.text, tuple(args.citations)), answer=args)
+        return ToolResult(AnswerOutput(args.text, tuple(args.citations), args.abstain), answer=args)
 
 
 def _failure(code: ErrorCode, message: str) -> ToolResult:

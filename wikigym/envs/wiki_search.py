@@ -300,6 +300,8 @@ class WikiSearchEnv(gym.Env[str, str]):
             rubric=tuple(ep.task.rubric),
             passage_text=self._ref_text,
             tool_errors=dict(ep.errors),
+            abstained=answer is not None and answer.abstain,
+            unanswerable=ep.task.unanswerable,
         )
         breakdown = compute_reward(outcome, self.reward_config)
         info.update(breakdown.to_info())

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 from wikigym.cli_args import bounded
+from wikigym.cliutil import SubParsers
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import EvalError
 from wikigym.eval.factory import AGENT_SPECS
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: SubParsers) -> None:
     """Register ``eval`` on the ``wikigym`` subparsers."""
     p = sub.add_parser(
         "eval",

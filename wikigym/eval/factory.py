@@ -20,6 +20,7 @@ def make_agent(
     timeout_s: float = 120.0,
     max_new_tokens: int = 512,
     max_steps: int = 12,
+    temperature: float = 0.0,
 ) -> Agent:
     """Build an agent from its command-line spec.
 
@@ -32,6 +33,7 @@ def make_agent(
         timeout_s: Per-request timeout of the OpenAI agent.
         max_new_tokens: Generation budget per turn of model-driven agents.
         max_steps: The env's step budget (the heuristic answers before it is spent).
+        temperature: Sampling temperature of model-driven agents (0: greedy).
 
     Raises:
         EvalError: An unknown spec (the message lists the accepted forms).
@@ -48,10 +50,10 @@ def make_agent(
 
         return OpenAIAgent(
             target, model=model or "default", seed=seed, timeout_s=timeout_s,
-            max_tokens=max_new_tokens,
+            max_tokens=max_new_tokens, temperature=temperature,
         )  # fmt: skip
     if kind == "hf" and target:
         from wikigym.eval.hf_agent import HFAgent
 
-        return HFAgent(target, seed=seed, max_new_tokens=max_new_tokens)
+        return HFAgent(target, seed=seed, max_new_tokens=max_new_tokens, temperature=temperature)
     raise EvalError(f"unknown agent {spec!r}; expected one of {', '.join(AGENT_SPECS)}")

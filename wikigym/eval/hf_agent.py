@@ -28,8 +28,9 @@ class HFAgent:
 
     Args:
         path: A directory loadable by ``AutoModelForCausalLM``/``AutoTokenizer``.
-        seed: Seeds torch before each episode (sampling is greedy; this pins anything else).
+        seed: Seeds torch before each episode (pins the samples when ``temperature > 0``).
         max_new_tokens: Generation budget per turn.
+        temperature: 0 for greedy decoding (the default), else sampling at this temperature.
         device: Torch device (default: ``cuda`` when available, else ``cpu``).
     """
 
@@ -41,6 +42,7 @@ class HFAgent:
         *,
         seed: int = 0,
         max_new_tokens: int = 512,
+        temperature: float = 0.0,
         device: str | None = None,
     ) -> None:
         try:
@@ -57,6 +59,9 @@ class HFAgent:
         self.name = f"hf:{path}"
         self.seed = seed
         self.max_new_tokens = max_new_tokens
+        if temperature < 0:
+            raise EvalError(f"hf agent: temperature must be >= 0, got {temperature}")
+        self.temperature = temperature
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         try:
@@ -109,12 +114,15 @@ class HFAgent:
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id
+        sampling: dict[str, Any] = {"do_sample": False}
+        if self.temperature > 0:
+            sampling = {"do_sample": True, "temperature": self.temperature, "top_k": 0}
         with torch.no_grad():
             out = self.model.generate(
                 ids,
                 attention_mask=torch.ones_like(ids),
                 max_new_tokens=self.max_new_tokens,
-                do_sample=False,
+                **sampling,
                 pad_token_id=pad,
             )
         # Keep markup like <tool_call> (added tokens), drop control tokens (<|im_end|>).

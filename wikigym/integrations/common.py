@@ -98,6 +98,8 @@ def episode_rows(env: gym.Env[str, str], n: int | None = None, seed: int = 0) ->
             obs, _ = env.reset(seed=seed + i, options={"task_id": task.task_id})
             rows.append(EpisodeRow(task.task_id, seed + i, obs, task.golds, task.level))
         return rows
+    if not isinstance(base, CalcEnv):
+        raise IntegrationConfigError(f"no dataset rows for {type(base).__name__}")
     for i in range(100 if n is None else n):
         obs, _ = env.reset(seed=seed + i)
         rows.append(EpisodeRow(None, seed + i, obs, (str(base.gold),), f"L{base.level}"))

@@ -114,7 +114,8 @@ class WikigymEnv(vf.Env[WikigymEnvConfig]):
             while not segment.terminated:
                 # Off the event loop: verifiers plays many rollouts on one loop.
                 step = await asyncio.to_thread(env.step, segment.last_reply)
-                obs, reward, terminated, truncated, last = step
+                obs, raw_reward, terminated, truncated, last = step
+                reward = float(raw_reward)
                 steps += 1
                 if terminated or truncated:
                     end = "answered" if terminated else "budget_spent"

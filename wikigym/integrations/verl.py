@@ -154,6 +154,8 @@ def verl_rows(
     ids = ids_of(env)
     out = []
     for i, row in enumerate(episode_rows(env, n=n, seed=seed)):
+        extra: dict[str, Any] = {"index": i, "task_id": row.task_id, "seed": row.seed}
+        extra.update(level=row.level, **ids)
         out.append(
             {
                 "data_source": f"wikigym/{env_id}",
@@ -161,13 +163,7 @@ def verl_rows(
                 "agent_name": AGENT_NAME,
                 "ability": "search" if row.task_id is not None else "math",
                 "reward_model": {"style": "env", "ground_truth": list(row.golds)},
-                "extra_info": {
-                    "index": i,
-                    "task_id": row.task_id,
-                    "seed": row.seed,
-                    "level": row.level,
-                    **ids,
-                },
+                "extra_info": extra,
             }
         )
     env.close()

@@ -2,7 +2,9 @@
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
 [--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL]``;
-``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``. Without ``--corpus`` the
+``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
+``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
+``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
 embedded default world is used (built into the user cache the first time). Both entry points
 share :func:`wikigym.cliutil.run_command`: a mistake prints one line and exits non-zero.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikigym.cli_args import bounded
-from wikigym.cliutil import CliParser, run_command
+from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES
 
@@ -39,7 +41,7 @@ def _snapshot(corpus: str | None) -> Snapshot:
 
 
 def add_commands(parser: argparse.ArgumentParser) -> None:
-    """Add ``generate``, ``verify`` and ``stats`` to ``parser`` (``synth`` or ``wikigym synth``)."""
+    """Add the subcommands (generate, verify, stats, calibrate, filter) to ``parser`` (``synth`` or ``wikigym synth``)."""
     sub = parser.add_subparsers(dest="synth_command", required=True, metavar="COMMAND")
     g = sub.add_parser("generate", help="make a TaskSet of proved questions")
     g.add_argument("--difficulty", choices=DIFFICULTIES, default="mixed")
@@ -51,6 +53,8 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--relations", help="comma-separated relations the questions may use")
     g.add_argument("--yes-no", action="store_true", help="also make yes/no questions")
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
+    g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
+                   help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
     g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
     v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
@@ -60,9 +64,29 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=cmd_stats)
+    c = sub.add_parser("calibrate", help="store a model's pass@k and mean reward in each task")
+    c.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
+    c.add_argument("--agent", required=True, help="heuristic, openai:URL or hf:PATH")
+    c.add_argument("--k", type=bounded(int, 1), default=8, help="runs per task (default 8)")
+    c.add_argument("--seed", type=int, default=0, help="run r samples with seed + r")
+    c.add_argument("--temperature", type=bounded(float, 0.0), default=1.0,
+                   help="sampling temperature of model agents (default 1.0; 0: greedy)")  # fmt: skip
+    c.add_argument("--model", help="model name sent to an openai: endpoint")
+    c.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget (12)")
+    c.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
+    c.add_argument("--out", required=True, help="calibrated TaskSet (.jsonl or .parquet)")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    c.set_defaults(func=cmd_calibrate)
+    f = sub.add_parser("filter", help="keep the tasks whose calibrated pass rate is in a band")
+    f.add_argument("file", help="calibrated TaskSet file (.jsonl or .parquet)")
+    f.add_argument("--min-pass", type=bounded(float, 0.0), default=0.0, help="lowest rate kept")
+    f.add_argument("--max-pass", type=bounded(float, 0.0), default=1.0, help="highest rate kept")
+    f.add_argument("--out", required=True, help="filtered TaskSet (.jsonl or .parquet)")
+    f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    f.set_defaults(func=cmd_filter)
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: SubParsers) -> None:
     """Register ``synth`` on the ``wikigym`` subparsers."""
     add_commands(
         sub.add_parser(
@@ -82,6 +106,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if out.suffix not in TASKSET_SUFFIXES:
         raise SynthError(f"--out must end in .jsonl or .parquet, got {args.out!r}")
     refuse_existing(out, args.overwrite)  # before the slow part
+    if args.unanswerable > 1.0:
+        raise SynthError(f"--unanswerable is a share in [0, 1], got {args.unanswerable}")
     snapshot = _snapshot(args.corpus)
     rels = None
     if args.relations:
@@ -93,6 +119,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         relations=rels,
         yes_no=args.yes_no,
         llm=args.llm,
+        unanswerable=args.unanswerable,
     )
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
@@ -125,6 +152,54 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     stats = taskset_stats(TaskSet.load(args.file))
     print(json.dumps(stats, indent=2, sort_keys=True) if args.json else format_stats(stats))
+    return 0
+
+
+def _checked_out(out: str, overwrite: bool) -> Path:
+    """``--out`` as a path, refused early when its suffix is wrong or it exists."""
+    from wikigym.outputs import refuse_existing
+
+    path = Path(out)
+    if path.suffix not in TASKSET_SUFFIXES:
+        raise SynthError(f"--out must end in .jsonl or .parquet, got {out!r}")
+    refuse_existing(path, overwrite)
+    return path
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """``synth calibrate``: the calibrated TaskSet appears only when every run is done."""
+    from wikigym.outputs import atomic_output
+    from wikigym.synth.calibrate import calibrate
+
+    out = _checked_out(args.out, args.overwrite)
+    if args.corpus is not None and not Path(args.corpus).is_dir():
+        raise SynthError(f"--corpus {args.corpus} is not a snapshot directory; pass --corpus DIR")
+    t0 = time.perf_counter()
+    tasks = calibrate(
+        Path(args.file), agent=args.agent, k=args.k, seed=args.seed, corpus=args.corpus,
+        max_steps=args.max_steps, temperature=args.temperature, model=args.model,
+    )  # fmt: skip
+    with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
+        tasks.save(tmp)
+    dt = time.perf_counter() - t0
+    print(
+        f"{len(tasks)} tasks x {args.k} runs -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)"
+    )
+    return 0
+
+
+def cmd_filter(args: argparse.Namespace) -> int:
+    """``synth filter``: keep a pass-rate band of a calibrated TaskSet."""
+    from wikigym.outputs import atomic_output
+    from wikigym.synth.calibrate import filter_band
+    from wikigym.tasks.taskset import TaskSet
+
+    out = _checked_out(args.out, args.overwrite)
+    tasks = TaskSet.load(args.file)
+    kept = filter_band(tasks, args.min_pass, args.max_pass)
+    with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
+        kept.save(tmp)
+    print(f"{len(kept)} of {len(tasks)} tasks -> {out} (taskset {kept.taskset_id[:16]})")
     return 0
 
 

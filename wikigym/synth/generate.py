@@ -20,19 +20,25 @@ from wikigym.synth import paraphrase as para
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems
+from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.oracle import build_oracle
 from wikigym.synth.query import (
+    Arith,
     Ask,
     Count,
     Entity,
+    Extreme,
     Intersect,
     IsA,
     Node,
+    Not,
     Project,
     Range,
+    Union,
     Value,
     canonical,
     constraints,
+    forms_of,
     hops,
     measures,
     walk,
@@ -40,10 +46,15 @@ from wikigym.synth.query import (
 )
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Draft, Sampler
+from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
-GENERATOR = "wikigym.synth/2"
+GENERATOR = "wikigym.synth/3"
+# The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
+# every task as the env is made by default.
+MAX_ORACLE_CALLS = 12
+SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -61,6 +72,7 @@ class SynthConfig:
         yes_no: Also make yes/no questions.
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
         attempts_per_task: Drafts tried per task before giving up.
+        unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
     """
 
     difficulty: str = "mixed"
@@ -70,16 +82,37 @@ class SynthConfig:
     yes_no: bool = False
     llm: str | None = None
     attempts_per_task: int = 400
+    unanswerable: float = 0.0
+
+
+# The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
+# allow no intersection, so the forms that live in one (union, negation, same, fuzz, wide)
+# start at hard.
+FORM_MIX: dict[str, dict[str, float]] = {
+    "easy": {"entity": 0.5, "literal": 0.3, "count": 0.1, "comparison": 0.05, "arithmetic": 0.05},
+    "medium": {
+        "entity": 0.4, "literal": 0.25, "count": 0.1, "comparison": 0.1, "superlative": 0.1,
+        "arithmetic": 0.05,
+    },
+    "hard": {
+        "entity": 0.25, "literal": 0.15, "count": 0.05, "comparison": 0.05, "superlative": 0.1,
+        "arithmetic": 0.05, "union": 0.07, "negation": 0.07, "same": 0.05, "fuzz": 0.1,
+        "wide": 0.06,
+    },
+    "phd": {
+        "entity": 0.2, "literal": 0.1, "comparison": 0.07, "superlative": 0.1, "arithmetic": 0.08,
+        "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
+    },
+}  # fmt: skip
+YES_NO_WEIGHT = 0.15
 
 
 def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    names = ["entity", "literal", "count"]
-    weights = [0.6, 0.3, 0.1] if level != "phd" else [0.75, 0.25, 0.0]
+    mix = dict(FORM_MIX[level])
     if yes_no:
-        names.append("yes_no")
-        weights.append(0.15)
-    total = sum(weights)
-    return tuple(names), tuple(w / total for w in weights)
+        mix["yes_no"] = YES_NO_WEIGHT
+    total = sum(mix.values())
+    return tuple(mix), tuple(w / total for w in mix.values())
 
 
 def first_constant(node: Node, renderer: Renderer) -> str | None:
@@ -88,11 +121,13 @@ def first_constant(node: Node, renderer: Renderer) -> str | None:
         return renderer.g.titles[node.doc_id]
     if isinstance(node, Value):
         return renderer.g.surface(node.key)
-    if isinstance(node, Project | Count | Ask):
+    if isinstance(node, Project | Count | Ask | Extreme):
         return first_constant(node.arg, renderer)
-    if isinstance(node, Intersect):
+    if isinstance(node, Arith):
+        return first_constant(node.right, renderer) or first_constant(node.left, renderer)
+    if isinstance(node, Intersect | Union):
         for a in sorted(node.args, key=hops, reverse=True):
-            if (c := first_constant(a, renderer)) is not None:
+            if not isinstance(a, Not) and (c := first_constant(a, renderer)) is not None:
                 return c
     return None
 
@@ -123,8 +158,10 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
             continue
         kinds = [ev.eval(a) for a in n.args if isinstance(a, IsA)]
         union: set[object] = set()
+        kind = kinds_of(n)
+        every = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
         for c in cons:
-            s = ev.eval(c)
+            s = every - ev.eval(c.arg) if isinstance(c, Not) else ev.eval(c)
             for k in kinds:
                 s = s & k
             union |= s
@@ -132,6 +169,11 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         if top_union < 0:
             top_union = len(union) - 1
     return (low or 0), max(top_union, 0)
+
+
+def kinds_of(node: Intersect) -> str | None:
+    """The kind of an intersection's type filter, if any."""
+    return next((a.kind for a in node.args if isinstance(a, IsA)), None)
 
 
 def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
@@ -146,11 +188,15 @@ def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
             return depth >= 2 and n.doc_id in near
         if isinstance(n, Project):
             return visit(n.arg, depth + 1)
-        if isinstance(n, Intersect):
+        if isinstance(n, Intersect | Union):
             return any(visit(a, depth) for a in n.args)
+        if isinstance(n, Extreme):
+            return visit(n.arg, depth + 1)
+        if isinstance(n, Arith):
+            return visit(n.left, depth) or visit(n.right, depth)
         if isinstance(n, Count | Ask):
             return visit(n.arg, depth)
-        return False
+        return False  # a negated entity is not a path to the answer
 
     return visit(root, 0)
 
@@ -184,6 +230,10 @@ class TaskBuilder:
             return str(a), ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
         if draft.form == "yes_no":
             return str(a), [], "yes/no"
+        if draft.form == "arithmetic":
+            assert isinstance(a, str)
+            shown = format_number(float(a))
+            return shown, ([a] if a != shown else []), "number"
         if isinstance(a, int):
             title = g.titles[a]
             aliases = [r for r in g.redirects[a] if r and r != title]
@@ -210,10 +260,22 @@ class TaskBuilder:
         m["oracle_calls"] = 6  # provisional: checked for real below
         if not m["constants"] or level_problems(level, m) or shortcut(root, draft.answer, g):
             return None
+        # Minimal: no constraint can be dropped, so the hop count is the effective one.
+        if redundant(root, ev):
+            return None
+        m["effective_hops"] = m["hops"]
+        m["forms"] = ",".join(forms_of(root))
+        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
+            return None
         question = self.renderer.question(root)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
-        if draft.form != "yes_no" and any(para.contains_word(question, x) for x in golds):
+        # A comparison of named candidates names its answer among them.
+        named = isinstance(draft.answer, int) and any(
+            isinstance(n, Entity) and n.doc_id == draft.answer for n in walk(root)
+        )
+        leak_free = draft.form == "yes_no" or (draft.form == "comparison" and named)
+        if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
         rows = ev.witness(root, draft.answer)
         if not rows:
@@ -236,7 +298,7 @@ class TaskBuilder:
         except SynthError:
             return None
         m["oracle_calls"] = len(oracle)
-        if level_problems(level, m):
+        if len(oracle) > MAX_ORACLE_CALLS or level_problems(level, m):
             return None
         template_question = question
         if self.llm:
@@ -369,18 +431,31 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_ids: set[str] = set()
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
+    missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
+    answers_yes_no = {"yes": 0, "no": 0}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         names, weights = _forms(level, config.yes_no)
         task = None
+        # Yes/no answers alternate (the minority first), so they stay balanced 50/50.
+        want_yes = answers_yes_no["yes"] <= answers_yes_no["no"]
         for _ in range(config.attempts_per_task):
             form = names[int(rng.choice(len(names), p=weights))]
-            draft = sampler.draft(level, form)
+            draft = sampler.draft(level, form, want_yes)
             if draft is None:
                 continue
             cand = builder.build(draft, level, index)
+            if cand is not None and index in missing:  # its near-miss, or another draft
+                near = (
+                    near_miss(draft.root, g, rng) if draft.form in ("entity", "literal") else None
+                )
+                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
             if cand is None or cand.task_id in seen_ids:
                 continue
-            if (level, cand.answer) in seen_answers and draft.form != "yes_no":
+            if (
+                (level, cand.answer) in seen_answers
+                and draft.form != "yes_no"
+                and index not in missing
+            ):
                 continue
             task = cand
             break
@@ -392,6 +467,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 "questions: ask for fewer, an easier difficulty, or more relations"
             )
         tasks.append(task)
+        if task.answer_type == "yes/no":
+            answers_yes_no[task.answer] += 1
         seen_ids.add(task.task_id)
         seen_answers.add((level, task.answer))
         made[level] = made.get(level, 0) + 1

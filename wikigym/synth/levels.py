@@ -11,7 +11,11 @@ Measures (in ``Task.difficulty``):
 - ``described_entities``: intermediate entities named by a description instead of a name.
 - ``distractor_min``: over every intersection, the fewest entities (of the answer's kind) that
   one constraint matches alone; 0 when there is no intersection.
-- ``oracle_calls``: tool calls of the oracle trajectory, the answer included.
+- ``oracle_calls``: tool calls of the oracle trajectory, the answer included (at most 12,
+  WikiSearch-v0's default step budget).
+- ``effective_hops``: hops once redundant constraints are dropped; every task is minimal
+  (:mod:`wikigym.synth.minimal`), so it equals ``hops``.
+- ``forms``: the question forms the query uses (:func:`wikigym.synth.query.forms_of`).
 
 Levels:
 
@@ -24,8 +28,31 @@ phd           hops >= 4, or hops == 3 with an intersection; at least one interse
               intersection alone matches several entities); oracle_calls >= 6
 ============  ===============================================================================
 
-Every level also requires a unique answer (proved by evaluation over all facts), no answer
-string in the question, and an oracle that solves the task in ``WikiSearch-v0``.
+Every level also requires a unique answer (proved by evaluation over all facts), a minimal
+query (no constraint of any intersection can be dropped with the same answer), no answer
+string in the question, and an oracle that solves the task in ``WikiSearch-v0``. Hard and
+phd tasks also have no anchor-page shortcut (a named constant's page naming the answer with
+an asked attribute).
+
+Mix of forms drafted per level (weights of ``generate.FORM_MIX``; ``--yes-no`` adds yes/no
+at 0.15, its answers alternating so they stay 50/50). A drafted form that cannot meet the
+level is rejected, so the shares of made tasks differ (``synth stats`` shows them):
+
+============  ===============================================================================
+easy          entity .50, literal .30, count .10, comparison of named entities .05,
+              arithmetic on named entities .05
+medium        entity .40, literal .25, count .10, comparison .10, superlative .10,
+              arithmetic .05
+hard          entity .25, literal .15, superlative .10, fuzz .10, union .07, negation .07,
+              wide .06, count, comparison, arithmetic, same .05 each
+phd           entity .20, literal .10, superlative .10, fuzz .10, wide .10, union .09,
+              negation .09, arithmetic .08, comparison .07, same .07
+============  ===============================================================================
+
+Easy and medium allow no intersection, so the forms that live in one (union, negation, same,
+fuzz, wide) start at hard. Literal answers from a tiny closed set (a text relation with
+under 30 values, each shared by three subjects or more on average: occupations, genres) are
+drafted at easy only.
 """
 
 from __future__ import annotations

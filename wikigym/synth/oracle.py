@@ -5,7 +5,7 @@ cold-start SFT source), but every call must succeed in the env and every cited p
 have been shown by an earlier call. Shape: ``search`` for the first constant, then for each
 evidence fact (leaves first) a ``find`` on the page that states it, with words of that
 passage (relation keywords first, then the value, then the passage's opening words), then
-``answer`` with the evidence passages as citations. ``find`` shows the first
+``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). ``find`` shows the first
 :data:`FIND_MAX_HITS` passages of a page that contain the text (case-folded), as the env does.
 """
 
@@ -13,13 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pydantic import ValidationError
+
 from wikigym.corpora.snapshot import PagePassage
-from wikigym.envs.tools import ToolConfig
+from wikigym.envs.registry import run_tool
+from wikigym.envs.tool_specs import TOOL_MODELS, AnswerArgs, ToolName
+from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
+from wikigym.tasks.limits import MAX_CITATIONS
 from wikigym.tasks.refs import passage_ref
-from wikigym.tasks.taskset import OracleCall
+from wikigym.tasks.taskset import OracleCall, Task
 
 FIND_MAX_HITS = ToolConfig().find_max_hits
 
@@ -76,6 +81,35 @@ def build_oracle(
             raise SynthError(f"no find text shows p{pid} on page d{subj}")
         calls.append(OracleCall(name="find", arguments={"page": g.titles[subj], "text": needle}))
         seen.update(shown)
-    cites = [passage_ref(p) for p in dict.fromkeys(citations)]
+    cites = [passage_ref(p) for p in dict.fromkeys(citations)][:MAX_CITATIONS]
     calls.append(OracleCall(name="answer", arguments={"text": answer, "citations": cites}))
     return calls
+
+
+def run_oracle_calls(task: Task, box: ToolBox) -> tuple[AnswerArgs | None, list[str]]:
+    """Run ``task``'s oracle through the env's tools, as an agent would.
+
+    Returns:
+        ``(the answer call's arguments, [])``, or ``(None, problems)`` when the oracle does not end
+        with an answer, a call is invalid or fails, or the answer cites a passage no call showed.
+    """
+    if not task.oracle or task.oracle[-1].name != ToolName.ANSWER:
+        return None, ["the oracle does not end with an answer call"]
+    seen: set[str] = set()
+    answer: AnswerArgs | None = None
+    for i, call in enumerate(task.oracle, 1):
+        try:
+            name = ToolName(call.name)
+            args = TOOL_MODELS[name].model_validate(call.arguments)
+        except (ValueError, ValidationError) as exc:
+            return None, [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
+        result = run_tool(box, name, args)
+        if result.error is not None:
+            return None, [f"oracle call {i} ({call.name}) fails: {result.error}"]
+        seen.update(result.seen)
+        if result.answer is not None:
+            bad = [c for c in result.answer.citations if c not in seen]
+            if bad:
+                return None, [f"the oracle cites {', '.join(bad)} before any call showed them"]
+            answer = result.answer
+    return answer, []

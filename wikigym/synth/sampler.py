@@ -10,17 +10,52 @@ re-proves it by evaluating the whole query from scratch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from wikigym.synth.evaluate import Evaluator, number_key, same_object
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.query import Ask, Count, Entity, Intersect, IsA, Node, Project, Range, Value
-from wikigym.synth.templates import relation_text
+from wikigym.synth.minimal import minimize
+from wikigym.synth.query import (
+    CENTURY_PARTS,
+    WIDE_MIN,
+    Arith,
+    Ask,
+    Count,
+    Entity,
+    Extreme,
+    Intersect,
+    IsA,
+    Node,
+    Not,
+    Project,
+    Range,
+    Same,
+    Union,
+    Value,
+    forms_of,
+)
+from wikigym.synth.templates import comparable, negated_clauses, relation_text
 from wikigym.synth.values import number_span, year_span
 
 MAX_EDGES = 24  # edges of one entity considered per layer
 MAX_EXTRAS = 40  # extra constraints tried when narrowing an intersection
+MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a closed set
+CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
+WIDE_MAX = 8  # constraints of a wide set at most
+WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
+LATEST_YEAR = 2025  # the second span of a year union never reaches past this
+SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
+ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
+FORMS = (*ROOT_FORMS, *SPECIAL_FORMS)
+# Sums of two values make sense for sizes and counts, not for years or elevations.
+SUMMABLE = ("population", "employees", "speakers", "casualties", "attendance", "area", "length")
+Goal = Callable[[frozenset[int]], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +69,8 @@ class Shape:
         ambiguous: Every constraint of an intersection must match >= 2 entities alone.
         range_p: Chance that a literal constraint becomes a range instead of a value.
         max_constraints: Constraints per intersection at most.
+        special: A constraint form the answer's own intersection must use (union, negation,
+            same, fuzz, wide) or None.
     """
 
     depth: int
@@ -42,6 +79,7 @@ class Shape:
     ambiguous: bool = False
     range_p: float = 0.0
     max_constraints: int = 3
+    special: str | None = None
 
 
 def shape_for(level: str, rng: np.random.Generator) -> Shape:
@@ -65,7 +103,7 @@ class Draft:
 
     root: Node
     answer: int | str
-    form: str  # entity, literal, count, yes_no
+    form: str  # one of FORMS
 
 
 class Sampler:
@@ -85,6 +123,8 @@ class Sampler:
     ) -> None:
         self.g = graph
         self.rng = rng
+        self.ev = Evaluator(graph)
+        self._same_pool: list[int] | None = None
         usable = set(graph.fwd) - {"instance_of"}
         if relations is not None:
             usable &= relations
@@ -112,30 +152,210 @@ class Sampler:
         self.role_rows = np.array(role_rows, dtype=np.int64)
 
     # ---- entry --------------------------------------------------------------------
-    def draft(self, level: str, form: str) -> Draft | None:
-        """One draft for ``level`` in ``form`` (entity, literal, count, yes_no), or None."""
+    def draft(self, level: str, form: str, want_yes: bool = True) -> Draft | None:
+        """One minimal draft for ``level`` in ``form`` (one of :data:`FORMS`), or None.
+
+        ``want_yes`` picks the answer of a yes/no draft (the generator balances them). The
+        drafted query is minimised (:func:`wikigym.synth.minimal.minimize`): a constraint
+        that the others make redundant is dropped, so its hop count is the effective one."""
+        self.ev.reset()
+        d = self._draft(level, form, want_yes)
+        if d is None:
+            return None
+        if form in SPECIAL_FORMS:
+            if form not in forms_of(d.root):
+                return None
+            root = minimize(d.root, self.ev, keep=lambda n: form in forms_of(n))
+        else:
+            root = minimize(d.root, self.ev)
+        return d if root == d.root else Draft(root, d.answer, d.form)
+
+    def _draft(self, level: str, form: str, want_yes: bool) -> Draft | None:
         shape = shape_for(level, self.rng)
+        if form in SPECIAL_FORMS:
+            if not shape.intersect:
+                shape = replace(shape, intersect=True)
+            if form == "wide":  # the deepest described entity is a wide set
+                shape = replace(shape, special=form, max_constraints=WIDE_MAX, ambiguous=True)
+            else:  # one more constraint: the special one takes a slot
+                shape = replace(
+                    shape,
+                    special=form,
+                    top_intersection=True,
+                    max_constraints=shape.max_constraints + 1,
+                )
         if form == "literal":
-            return self._literal(shape)
+            return self._literal(shape, level)
         if form == "count":
             return self._count(shape)
+        if form == "arithmetic":
+            return self._arith(shape)
+        if form == "comparison":
+            return self._comparison(shape)
         if not len(self.entities):
             return None
-        e = int(self.entities[int(self.rng.integers(len(self.entities)))])
+        e = self._pick_entity() if form != "same" else self._pick_same()
+        if e < 0:
+            return None
+        if form == "superlative":
+            return self._superlative(e, shape)
         got = self.describe(e, shape.depth, shape, frozenset(), top=True)
         if got is None:
             return None
         node, cand_set = got
         if form == "yes_no":
-            return self._ask(node, e, cand_set)
-        return Draft(node, e, "entity")
+            return self._ask(node, e, cand_set, want_yes)
+        return Draft(node, e, form if form in SPECIAL_FORMS else "entity")
 
-    def _literal(self, shape: Shape) -> Draft | None:
+    def _pick_entity(self) -> int:
+        return int(self.entities[int(self.rng.integers(len(self.entities)))])
+
+    def _pick_same(self) -> int:
+        """An entity with two relations to one object ("born and died in the same city"),
+        or -1 when the graph has none."""
+        if self._same_pool is None:
+            g = self.g
+            roles = sorted(
+                r
+                for r in self.relations
+                if relation_text(r).role and g.rel_types.get(r) == "entity"
+            )
+            pool: set[int] = set()
+            for i, a in enumerate(roles):
+                for b in roles[i + 1 :]:
+                    pool |= same_object(g, a, b)
+            self._same_pool = sorted(pool)
+        if not self._same_pool:
+            return -1
+        return self._same_pool[int(self.rng.integers(len(self._same_pool)))]
+
+    def _measure_of(self, relation: str, e: int) -> float | None:
+        ms = [self.g.f_measure[r] for r in self.g.fwd.get(relation, {}).get(e, ())]
+        vals = [m for m in ms if m is not None]
+        return min(vals) if vals else None
+
+    def _measured_rels(self, e: int) -> list[str]:
+        g = self.g
+        rels = [
+            g.f_rel[r]
+            for r in g.out_rows.get(e, ())
+            if g.f_measure[r] is not None
+            and g.f_rel[r] in self.relations
+            and comparable(g.f_rel[r])
+        ]
+        return sorted(dict.fromkeys(rels))
+
+    def _superlative(self, e: int, shape: Shape) -> Draft | None:
+        """The member of a described set with the greatest or least measure."""
+        rels = self._measured_rels(e)
+        if not rels:
+            return None
+        rel = rels[int(self.rng.integers(len(rels)))]
+        most = bool(self.rng.random() < 0.5)
+        mine = self._measure_of(rel, e)
+
+        def goal(cand: frozenset[int]) -> bool:
+            if not SET_MIN <= len(cand) <= SET_MAX or mine is None:
+                return False
+            others = [self._measure_of(rel, x) for x in cand if x != e]
+            if any(m is None for m in others):
+                return False
+            return all((mine > m) if most else (mine < m) for m in others if m is not None)
+
+        depth = shape.depth - 1
+        if depth < 1:
+            return None
+        got = self.describe(e, depth, shape, frozenset(), top=True, skip_rel=rel, goal=goal)
+        if got is None:
+            return None
+        return Draft(Extreme(rel, got[0], most), e, "superlative")
+
+    def _comparison(self, shape: Shape) -> Draft | None:
+        """Which of two or three described entities has the greatest or least measure."""
+        e = self._pick_entity()
+        kind = self.g.kinds[e]
+        rels = self._measured_rels(e)
+        if not rels or kind is None:
+            return None
+        rel = rels[int(self.rng.integers(len(rels)))]
+        pool = sorted(x for x in self.g.members(kind) if x != e and rel in self._rels_of(x))
+        if len(pool) < 2:
+            return None
+        n_others = 1 + int(self.rng.random() < 0.5)
+        others = [pool[int(i)] for i in self.rng.choice(len(pool), n_others, replace=False)]
+        members = [e, *others]
+        values = [self._measure_of(rel, x) for x in members]
+        if len({v for v in values}) != len(values) or any(v is None for v in values):
+            return None
+        most = bool(self.rng.random() < 0.5)
+        best = max(values) if most else min(values)  # type: ignore[type-var]
+        winner = members[values.index(best)]
+        parts: list[Node] = []
+        for x in members:
+            part = self._described(x, shape.depth - 1, shape)
+            if part is None:
+                return None
+            parts.append(part)
+        order = self.rng.permutation(len(parts))
+        return Draft(
+            Extreme(rel, Union(tuple(parts[int(i)] for i in order)), most), winner, "comparison"
+        )
+
+    def _rels_of(self, e: int) -> set[str]:
+        g = self.g
+        return {g.f_rel[r] for r in g.out_rows.get(e, ()) if g.f_measure[r] is not None}
+
+    def _arith(self, shape: Shape) -> Draft | None:
+        """Years between two dates of one entity (age at death), or a sum of two numbers."""
+        g = self.g
+        e = self._pick_entity()
+        dates = [r for r in self._measured_rels(e) if g.rel_types.get(r) == "date"]
+        depth = shape.depth - 1
+        if len(dates) >= 2 and self.rng.random() < 0.7:
+            pick = sorted(self.rng.choice(len(dates), 2, replace=False).tolist())
+            a, b = dates[pick[0]], dates[pick[1]]
+            ma, mb = self._measure_of(a, e), self._measure_of(b, e)
+            if ma is None or mb is None or ma == mb:
+                return None
+            later, earlier = (a, b) if ma > mb else (b, a)
+            arg = self._described(e, depth, shape)
+            if arg is None:
+                return None
+            root = Arith("sub", Project(later, arg), Project(earlier, arg))
+            return Draft(root, number_key(abs(ma - mb)), "arithmetic")
+        nums = [r for r in self._measured_rels(e) if any(w in r for w in SUMMABLE)]
+        if not nums:
+            return None
+        rel = nums[int(self.rng.integers(len(nums)))]
+        kind = g.kinds[e]
+        pool = sorted(x for x in g.members(kind) if x != e) if kind else []
+        pool = [x for x in pool if self._measure_of(rel, x) is not None]
+        if not pool:
+            return None
+        other = pool[int(self.rng.integers(len(pool)))]
+        m1, m2 = self._measure_of(rel, e), self._measure_of(rel, other)
+        left, right = self._described(e, depth, shape), self._described(other, depth, shape)
+        if left is None or right is None or m1 is None or m2 is None:
+            return None
+        return Draft(
+            Arith("add", Project(rel, left), Project(rel, right)), number_key(m1 + m2), "arithmetic"
+        )
+
+    def _described(self, e: int, depth: int, shape: Shape) -> Node | None:
+        if depth <= 0:
+            return Entity(e, self.g.titles[e])
+        got = self.describe(e, depth, replace(shape, top_intersection=False), frozenset())
+        return None if got is None else got[0]
+
+    def _literal(self, shape: Shape, level: str) -> Draft | None:
         if not len(self.literal_rows):
             return None
         row = int(self.literal_rows[int(self.rng.integers(len(self.literal_rows)))])
         g = self.g
         s, rel = g.f_subj[row], g.f_rel[row]
+        # No answers from tiny closed sets (ten occupations, a score of genres) above easy.
+        if level != "easy" and self.closed_set(rel):
+            return None
         if shape.depth == 1:
             arg: Node = Entity(s, g.titles[s])
         else:
@@ -148,6 +368,17 @@ class Sampler:
             return None
         return Draft(Project(rel, arg), g.f_obj[row], "literal")
 
+    def closed_set(self, relation: str) -> bool:
+        """Whether ``relation``'s answers come from a tiny closed set: a text relation with
+        fewer than MIN_LITERAL_VALUES values, each shared by CLOSED_SHARE subjects or more
+        on average (dates and numbers are never closed: they are measured)."""
+        g = self.g
+        if g.rel_types.get(relation) in ("date", "number", "entity"):
+            return False
+        values = g.inv.get(relation, {})
+        facts = sum(len(v) for v in values.values())
+        return len(values) < MIN_LITERAL_VALUES and facts >= CLOSED_SHARE * len(values)
+
     def _count(self, shape: Shape) -> Draft | None:
         if not len(self.role_rows):
             return None
@@ -159,7 +390,8 @@ class Sampler:
         if kind is None:
             return None
         members = g.subjects(rel, o) & g.members(kind)
-        if not 2 <= len(members) <= 5:
+        # Wider sets when the description is deep: counting is then the hard part.
+        if not 2 <= len(members) <= (5 if shape.depth <= 2 else 9):
             return None
         if shape.depth == 1:
             arg: Node = Entity(o, g.titles[o])
@@ -171,9 +403,9 @@ class Sampler:
         root = Count(Intersect((IsA(kind), Project(rel, arg, inverse=True))))
         return Draft(root, str(len(members)), "count")
 
-    def _ask(self, node: Node, e: int, cand_set: frozenset[int]) -> Draft | None:
+    def _ask(self, node: Node, e: int, cand_set: frozenset[int], want_yes: bool) -> Draft | None:
         g = self.g
-        if self.rng.random() < 0.5:
+        if want_yes:
             return Draft(Ask(node, Entity(e, g.titles[e])), "yes", "yes_no")
         kind = g.kinds[e]
         # A "no" candidate of the same kind that shares one of the answer's attributes.
@@ -191,7 +423,9 @@ class Sampler:
         return Draft(Ask(node, Entity(other, g.titles[other])), "no", "yes_no")
 
     # ---- descriptions -------------------------------------------------------------
-    def _edges(self, e: int, visited: frozenset[int], entity_only: bool) -> list[tuple[int, bool]]:
+    def _edges(
+        self, e: int, visited: frozenset[int], entity_only: bool, literal_first: bool = False
+    ) -> list[tuple[int, bool]]:
         """Up to MAX_EDGES (row, e_is_subject) pairs, in random order."""
         g = self.g
         rel, obj, subj = g.f_rel, g.f_obj, g.f_subj
@@ -212,7 +446,10 @@ class Sampler:
             pick = self.rng.choice(len(edges), 4 * MAX_EDGES, replace=False)
             edges = [edges[int(i)] for i in sorted(pick)]
         order = self.rng.permutation(len(edges))
-        return [edges[int(i)] for i in order[:MAX_EDGES]]
+        picked = [edges[int(i)] for i in order[:MAX_EDGES]]
+        if literal_first:  # measured literals first: they become obfuscated ranges
+            picked.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
+        return picked
 
     def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, frozenset[int]]:
         """A one-hop constraint from a fact of the described entity, and its set."""
@@ -242,14 +479,24 @@ class Sampler:
         *,
         top: bool = False,
         skip_rel: str | None = None,
+        goal: Goal | None = None,
     ) -> tuple[Node, frozenset[int]] | None:
-        """A description of ``e`` with ``depth`` hops whose set is exactly ``{e}``, or None."""
+        """A description of ``e`` with ``depth`` hops whose set is exactly ``{e}`` (or, with
+        ``goal``, a set containing ``e`` that ``goal`` accepts), or None."""
         g = self.g
         kind = g.kinds[e]
         kind_set = g.members(kind) if kind else None
         visited = visited | {e}
         need_inter = top and shape.top_intersection
-        for row, is_subj in self._edges(e, visited, entity_only=depth >= 2):
+
+        def ok(c: frozenset[int]) -> bool:
+            return goal(c) if goal is not None else len(c) == 1
+
+        if depth == 1 and shape.special == "wide":
+            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok)
+        special = shape.special if top and shape.special != "wide" else None
+        literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
+        for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
             if g.f_rel[row] == skip_rel:
                 continue
             if depth == 1:
@@ -257,7 +504,10 @@ class Sampler:
             else:
                 other = g.f_obj[row] if is_subj else g.f_subj[row]
                 assert isinstance(other, int)
-                sub = self.describe(other, depth - 1, shape, visited)
+                # A wide set is the answer's own description or, failing that, the deepest
+                # entity's; the other special forms live at the top only.
+                inner = shape if shape.special == "wide" else replace(shape, special=None)
+                sub = self.describe(other, depth - 1, inner, visited)
                 if sub is None:
                     continue
                 rel = g.f_rel[row]
@@ -270,16 +520,28 @@ class Sampler:
             cand = main_set & kind_set if kind_set is not None else main_set
             if e not in cand:
                 continue
+            if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
+                got_wide = self._wide(
+                    e, kind, kind_set, visited, shape, skip_rel, ok, (main, cand, row)
+                )
+                if got_wide is not None:
+                    return got_wide
             members: list[Node] = [main]
-            if len(cand) > 1 or need_inter:
+            if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):
                     continue
-                got = self._narrow(e, cand, row, visited, shape, kind_set, skip_rel)
+                got = self._narrow(e, cand, row, visited, shape, kind_set, skip_rel, ok, special)
                 if got is None:
                     continue
                 extra, cand = got
                 members.extend(extra)
-            if len(cand) != 1:
+            if not ok(cand) or e not in cand:
+                continue
+            keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
+            members = self._prune(members, kind, ok, keep)
+            if members is None:
+                continue
+            if special == "wide" and len(members) < WIDE_MIN:
                 continue
             node: Node = (
                 Intersect((IsA(kind), *members))
@@ -288,6 +550,83 @@ class Sampler:
             )
             return node, cand
         return None
+
+    def _wide(
+        self,
+        e: int,
+        kind: str | None,
+        kind_set: frozenset[int] | None,
+        visited: frozenset[int],
+        shape: Shape,
+        skip_rel: str | None,
+        ok: Goal,
+        fixed: tuple[Node, frozenset[int], int] | None = None,
+    ) -> tuple[Node, frozenset[int]] | None:
+        """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
+        first), none of which identifies it alone and none redundant. With ``fixed`` (a
+        constraint, its set, its fact row), that constraint is one of them: the answer's
+        own chain, so the question keeps its hops."""
+        g = self.g
+        leaves: list[tuple[Node, frozenset[int], str]] = []
+        for r, is_subj in self._edges(e, visited, entity_only=False):
+            if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
+                continue
+            node, s_ = self._leaf(r, is_subj, shape)
+            alone = s_ & kind_set if kind_set is not None else s_
+            if e in alone and len(alone) >= 2:
+                leaves.append((node, alone, g.f_rel[r]))
+        # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
+        leaves.sort(key=lambda t: -len(t[1]))
+        by_rel: dict[str, tuple[Node, frozenset[int], str]] = {}
+        for leaf in leaves:
+            by_rel.setdefault(leaf[2], leaf)
+        pool = list(by_rel.values())[:WIDE_POOL]
+        base = [] if fixed is None else [(fixed[0], fixed[1], "")]
+        # The first combination (in a fixed order) that identifies e and needs every member.
+        for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
+            for combo in itertools.combinations(range(len(pool)), size):
+                chosen = base + [pool[i] for i in combo]
+                sets = sorted((c[1] for c in chosen), key=len)
+                cand = sets[0].intersection(*sets[1:])
+                if not ok(cand):
+                    continue
+                needed = all(
+                    not ok(frozenset.intersection(*(sets[:j] + sets[j + 1 :])))
+                    for j in range(len(sets))
+                )
+                if needed:
+                    members = [c[0] for c in chosen]
+                    node_out = (
+                        Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
+                    )
+                    return node_out, cand
+        return None
+
+    def _prune(
+        self, members: list[Node], kind: str | None, ok: Goal, keep: set[int] | None = None
+    ) -> list[Node] | None:
+        """``members`` without the constraints the others make redundant (the later ones
+        tried first; those whose ``id`` is in ``keep`` stay), or None when the main
+        constraint (the first) is itself redundant: a description must need every
+        constraint it has."""
+        ev = self.ev
+
+        def good(ms: list[Node]) -> bool:
+            if not ms:
+                return False
+            node = Intersect((IsA(kind), *ms)) if kind else Intersect(tuple(ms))
+            return ok(ev.eval(node))
+
+        out = list(members)
+        for i in range(len(out) - 1, 0, -1):
+            if keep and id(out[i]) in keep:
+                continue
+            rest = out[:i] + out[i + 1 :]
+            if good(rest):
+                out = rest
+        if len(out) > 1 and good(out[1:]):
+            return None
+        return out
 
     def _narrow(
         self,
@@ -298,33 +637,193 @@ class Sampler:
         shape: Shape,
         kind_set: frozenset[int] | None,
         skip_rel: str | None,
+        ok: Goal,
+        special: str | None = None,
     ) -> tuple[list[Node], frozenset[int]] | None:
-        """Extra one-hop constraints of ``e`` that cut ``cand`` down to ``{e}``."""
+        """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok`` (the special
+        constraint of ``shape`` first, when there is one)."""
         g = self.g
         extra: list[Node] = []
+        used_rels = {g.f_rel[main_row]}
+        if special and special != "wide":
+            got = self._special(e, cand, special, kind_set, main_row, skip_rel)
+            if got is None:
+                return None
+            node, alone, rels = got
+            if e not in alone or (shape.ambiguous and len(alone) < 2):
+                return None
+            narrowed = cand & alone
+            if len(narrowed) == len(cand):
+                return None
+            extra.append(node)
+            used_rels.update(rels)
+            cand = narrowed
+            if ok(cand):
+                return extra, cand
         edges = [
             (r, s)
             for r, s in self._edges(e, visited, entity_only=False)
             if r != main_row and g.f_rel[r] != g.f_rel[main_row] and g.f_rel[r] != skip_rel
         ]
-        # Literal facts first: they can be obfuscated into ranges.
+        # Literal facts first: they can be obfuscated into ranges. A wide set takes its
+        # weakest constraints first, so that only several of them jointly identify.
         edges.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
-        used_rels = {g.f_rel[main_row]}
+        wide = special == "wide"
+        leaves = []
         for r, is_subj in edges[:MAX_EXTRAS]:
             if g.f_rel[r] in used_rels:
                 continue
-            node, s = self._leaf(r, is_subj, shape)
-            alone = s & kind_set if kind_set is not None else s
-            if e not in alone or (shape.ambiguous and len(alone) < 2):
+            node, s_ = self._leaf(r, is_subj, shape)
+            alone = s_ & kind_set if kind_set is not None else s_
+            leaves.append((node, alone, g.f_rel[r]))
+        if wide:
+            leaves.sort(key=lambda t: -len(t[1]))
+        for node, alone, rel in leaves:
+            if rel in used_rels:
+                continue
+            # A constraint that identifies e alone would make the main one redundant.
+            if e not in alone or len(alone) < 2:
                 continue
             narrowed = cand & alone
             if len(narrowed) == len(cand):
                 continue
             extra.append(node)
-            used_rels.add(g.f_rel[r])
+            used_rels.add(rel)
             cand = narrowed
-            if len(cand) == 1:
+            if ok(cand):
                 return extra, cand
             if len(extra) + 1 >= shape.max_constraints:
                 return None
         return None
+
+    # ---- special constraints -------------------------------------------------------
+    def _special(
+        self,
+        e: int,
+        cand: frozenset[int],
+        form: str,
+        kind_set: frozenset[int] | None,
+        main_row: int,
+        skip_rel: str | None,
+    ) -> tuple[Node, frozenset[int], set[str]] | None:
+        """(constraint, the same-kind entities it matches alone, its relations) of ``form``."""
+        g = self.g
+        banned = {g.f_rel[main_row], skip_rel}
+        rows = [r for r in g.out_rows.get(e, ()) if g.f_rel[r] in self.relations]
+        rows = [r for r in rows if g.f_rel[r] not in banned]
+        order = [rows[int(i)] for i in self.rng.permutation(len(rows))]
+        every = kind_set if kind_set is not None else frozenset(self.entities.tolist())
+        if form == "fuzz":
+            for r in order:
+                m = g.f_measure[r]
+                if m is None:
+                    continue
+                node = self._fuzz_range(g.f_rel[r], m, g.f_vtype[r] == "date")
+                if node is None:
+                    continue
+                return node, g.in_range(node.relation, node.lo, node.hi) & every, {node.relation}
+            return None
+        if form == "union":
+            measured = [r for r in order if g.f_measure[r] is not None]
+            if measured and self.rng.random() < 0.6:
+                return self._range_union(measured[0], every)
+            for r in order:
+                rel, o = g.f_rel[r], g.f_obj[r]
+                if not isinstance(o, int):
+                    continue
+                mine = set(g.objects(rel, e))
+                pool = sorted(
+                    {x for x in g.inv.get(rel, {}) if isinstance(x, int) and x not in mine}
+                )
+                if not pool:
+                    continue
+                o2 = pool[int(self.rng.integers(len(pool)))]
+                a = Project(rel, Entity(o, g.titles[o]), inverse=True)
+                b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
+                pair = (a, b) if self.rng.random() < 0.5 else (b, a)
+                alone = (g.subjects(rel, o) | g.subjects(rel, o2)) & every
+                return Union(pair), alone, {rel}
+            return None
+        if form == "negation":
+            rivals = sorted(x for x in cand if x != e)
+            if not rivals:
+                return None
+            for i in self.rng.permutation(len(rivals))[:8]:
+                c = rivals[int(i)]
+                for r in g.out_rows.get(c, ()):
+                    rel, o = g.f_rel[r], g.f_obj[r]
+                    if (
+                        rel in banned
+                        or rel not in self.relations
+                        or not isinstance(o, int)
+                        or not negated_clauses(rel)
+                        or e not in g.fwd.get(rel, {})
+                        or o in g.objects(rel, e)
+                    ):
+                        continue
+                    alone = every - g.subjects(rel, o)
+                    return Not(Project(rel, Entity(o, g.titles[o]), inverse=True)), alone, {rel}
+            return None
+        if form == "same":
+            for i, ra in enumerate(order):
+                for rb in order[i + 1 :]:
+                    a, b = g.f_rel[ra], g.f_rel[rb]
+                    if a == b or g.f_obj[ra] != g.f_obj[rb] or not isinstance(g.f_obj[ra], int):
+                        continue
+                    if not (relation_text(a).role and relation_text(b).role):
+                        continue
+                    a, b = sorted((a, b))
+                    return Same(a, b), same_object(g, a, b) & every, {a, b}
+            return None
+        return None
+
+    def _range_union(
+        self, row: int, every: frozenset[int]
+    ) -> tuple[Node, frozenset[int], set[str]] | None:
+        """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
+        g = self.g
+        rel, m = g.f_rel[row], g.f_measure[row]
+        assert m is not None
+        if g.f_vtype[row] == "date":
+            span, unit = year_span(int(m), self.rng), "year"
+            shift = int(self.rng.integers(2, 6)) * 10 * (1 if self.rng.random() < 0.5 else -1)
+            if span.hi + shift > LATEST_YEAR:  # a span in the future would give itself away
+                shift = -abs(shift)
+            lo2, hi2 = span.lo + shift, span.hi + shift
+        else:
+            span, unit = number_span(m, self.rng), "number"
+            factor = 2.0 + float(self.rng.integers(0, 3))
+            lo2, hi2 = span.lo * factor, span.hi * factor
+        if lo2 <= span.hi and span.lo <= hi2:
+            return None  # overlapping spans: the union would be one span
+        a = Range(rel, span.lo, span.hi, unit)
+        b = Range(rel, float(lo2), float(hi2), unit)
+        pair = (a, b) if a.lo < b.lo else (b, a)
+        alone = (g.in_range(rel, a.lo, a.hi) | g.in_range(rel, b.lo, b.hi)) & every
+        return Union(pair), alone, {rel}
+
+    def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:
+        """An open-ended or century-part range holding ``m``: "before 1900", "after 1950",
+        "more than 50,000", "in the late 19th century"."""
+        pick = int(self.rng.integers(3))
+        if is_date:
+            y = int(m)
+            if pick == 2:
+                part = next(p for p in CENTURY_PARTS if p[1] <= y % 100 <= p[2])
+                base = y - y % 100
+                return Range(rel, base + part[1], base + part[2], "year")
+            step = 50 if self.rng.random() < 0.5 else 100
+            if pick == 0:  # before the next round year
+                return Range(rel, -math.inf, (y // step + 1) * step - 1, "year")
+            low = (y // step) * step  # after a round year
+            return Range(rel, low + 1, math.inf, "year") if low < y else None
+        if m <= 0:
+            return None
+        mag = 10 ** math.floor(math.log10(m))
+        if pick == 0:
+            hi = (math.floor(m / mag) + 1) * mag
+            return Range(rel, -math.inf, float(hi), "number")
+        lo = math.floor(m / mag) * mag
+        if lo >= m:
+            return None
+        return Range(rel, float(lo), math.inf, "number")

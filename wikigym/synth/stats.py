@@ -1,4 +1,5 @@
-"""Counts over a TaskSet (``synth stats``): levels, hops, constraint types, answers, relations."""
+"""Counts over a TaskSet (``synth stats``): levels, hops, constraint types, answers, relations,
+and the mix of question forms per level (:func:`wikigym.synth.query.forms_of`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ from collections import Counter
 from typing import Any
 
 from wikigym.errors import SynthError
-from wikigym.synth.query import Intersect, IsA, Project, Range, relations_of, unwrap, walk
+from wikigym.synth.query import (
+    Intersect,
+    IsA,
+    Project,
+    Range,
+    forms_of,
+    relations_of,
+    unwrap,
+    walk,
+)
 from wikigym.tasks.stats import count_values
 from wikigym.tasks.taskset import TaskSet
 
@@ -17,6 +27,7 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
         k: Counter() for k in ("hops", "constraint_type", "form", "relation")
     }
     oracle_calls: list[int] = []
+    by_level: dict[str, Counter[str]] = {}
     for t in tasks:
         c["form"][str(t.difficulty.get("form", "?"))] += 1
         c["hops"][str(t.difficulty.get("hops", "?"))] += 1
@@ -26,6 +37,10 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
         except SynthError:
             c["constraint_type"]["(no synth query)"] += 1
             continue
+        level_forms = by_level.setdefault(t.level or "?", Counter())
+        level_forms["(tasks)"] += 1
+        for f in forms_of(root):
+            level_forms[f] += 1
         for n in walk(root):
             if isinstance(n, Range):
                 c["constraint_type"]["range"] += 1
@@ -44,6 +59,7 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
     }
     for k, counter in c.items():
         out[k] = dict(sorted(counter.items()))
+    out["forms_by_level"] = {lv: dict(sorted(cnt.items())) for lv, cnt in sorted(by_level.items())}
     out["oracle_calls_mean"] = round(sum(oracle_calls) / len(oracle_calls), 3) if tasks else 0.0
     return out
 
@@ -56,4 +72,10 @@ def format_stats(stats: dict[str, Any]) -> str:
         lines.append(f"\n{key.replace('_', ' ')}")
         for name, n in stats[key].items():
             lines.append(f"  {name:<28} {n:>6}")
+    # A task has several forms (a fuzz range inside a comparison): shares need not sum to 1.
+    lines.append("\nforms per level (share of the level's tasks)")
+    for level, counts in stats.get("forms_by_level", {}).items():
+        total = counts.get("(tasks)", 0) or 1
+        shown = ", ".join(f"{f} {n / total:.0%}" for f, n in counts.items() if f != "(tasks)")
+        lines.append(f"  {level:<8} {shown}")
     return "\n".join(lines)

@@ -248,3 +248,63 @@ def plural(noun: str) -> str:
     if noun.endswith(("s", "x", "ch", "sh")):
         return noun + "es"
     return noun + "s"
+
+
+# Past tenses of the verbs that open clause templates, for "did not <verb>".
+_PAST = {
+    "died": "die", "worked": "work", "studied": "study", "received": "receive",
+    "married": "marry", "proclaimed": "proclaim", "took": "take", "involved": "involve",
+    "first": "first",
+}  # fmt: skip
+# Present tenses, for "does not <verb>".
+_PRESENT = {
+    "lies": "lie", "covers": "cover", "belongs": "belong", "operates": "operate",
+    "passes": "pass", "rises": "rise", "counted": "count",
+}  # fmt: skip
+
+
+def negate_clause(template: str) -> str | None:
+    """The negation of one clause template ("{who} was born in {o}" -> "{who} was not born
+    in {o}"; "{who} died in {o}" -> "{who} did not die in {o}"; "whose mayor is {o}" ->
+    "whose mayor is not {o}"), or None for a form it cannot negate."""
+    words = template.split(" ")
+    if len(words) < 3:
+        return None
+    if words[0] == "{who}":
+        verb = words[1]
+        if verb in ("was", "is", "were", "has", "had"):
+            participle = words[2].endswith(("ed", "wn", "en"))
+            if verb in ("has", "had") and not participle:
+                neg = ["does" if verb == "has" else "did", "not", "have"]
+                return " ".join([words[0], *neg, *words[2:]])
+            return " ".join([words[0], verb, "not", *words[2:]])
+        if verb == "first":  # "{who} first appeared ..."
+            base = {"appeared": "appear", "climbed": "climb"}.get(words[2])
+            return (
+                None
+                if base is None
+                else " ".join([words[0], "did", "not", "first", base, *words[3:]])
+            )
+        if verb in _PAST:
+            return " ".join([words[0], "did", "not", _PAST[verb], *words[2:]])
+        if verb in _PRESENT:
+            return " ".join([words[0], "does", "not", _PRESENT[verb], *words[2:]])
+        return None
+    if words[0] == "whose":
+        for i, w in enumerate(words[1:], 1):
+            if w in ("is", "was", "are", "were"):
+                return " ".join([*words[: i + 1], "not", *words[i + 1 :]])
+    return None
+
+
+def negated_clauses(relation: str) -> tuple[str, ...]:
+    """Negated clause templates of ``relation`` (empty when none negates cleanly)."""
+    out = [n for c in relation_text(relation).clauses if (n := negate_clause(c)) is not None]
+    return tuple(out)
+
+
+def comparable(relation: str) -> bool:
+    """Whether ``relation`` has a noun to compare by ("the population of {s}" gives "the
+    largest population"; "the year {s} first appeared" gives none)."""
+    noun = relation_text(relation).nouns[0]
+    return noun.startswith("the ") and (noun.endswith(" of {s}") or " of {s} " in noun)

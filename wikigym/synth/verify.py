@@ -3,29 +3,32 @@
 For each task: the snapshot id matches; the formal query evaluates, over every fact of the
 snapshot, to exactly the stated answer; the difficulty measures recomputed from the query and
 the oracle match the stored ones and meet the task's level; neither the answer nor an alias
-occurs in the question; every evidence fact exists at its passage; and the oracle, replayed
+occurs in the question; every evidence fact exists at its passage; and the query is minimal (no
+constraint can be dropped with the same answer); hard and phd tasks have no anchor-page
+shortcut (:mod:`wikigym.synth.minimal`); and the oracle, replayed
 through the env's tools, runs without a tool error, shows every passage it cites, and answers
 the stated answer.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-
-from pydantic import ValidationError
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.registry import run_tool
-from wikigym.envs.tool_specs import TOOL_MODELS, ToolName
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
-from wikigym.synth.generate import distractor_stats
+from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
+from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
+from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import measures, unwrap
+from wikigym.synth.unanswerable import verify_unanswerable
+from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
 
 _CHECKED = (
@@ -39,6 +42,9 @@ _CHECKED = (
 )
 
 
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
 @dataclass(frozen=True)
 class Failure:
     """One task that did not verify."""
@@ -50,7 +56,10 @@ class Failure:
 def _answer_strings(graph: KnowledgeGraph, item: int | str) -> set[str]:
     if isinstance(item, int):
         return {graph.titles[item]}
-    return {item, graph.surface(item)}
+    out = {item, graph.surface(item)}
+    if _PLAIN_NUMBER.fullmatch(item):
+        out.add(format_number(float(item)))  # a computed number is shown grouped
+    return out
 
 
 def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: ToolBox) -> list[str]:
@@ -67,6 +76,8 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
         result = ev.eval(root)
     except SynthError as exc:
         return [f"query does not evaluate: {exc}"]
+    if task.unanswerable:  # emptiness, proved like uniqueness
+        return verify_unanswerable(task, root, graph, box)
     if len(result) != 1:
         return [f"query matches {len(result)} answers, not exactly one"]
     (item,) = tuple(result)
@@ -80,6 +91,25 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
         if k in task.difficulty and task.difficulty[k] != m[k]:
             problems.append(f"difficulty {k}={task.difficulty[k]} but the query gives {m[k]}")
     problems.extend(level_problems(task.level or "", m))
+    # Minimality: no strictly smaller sub-query has the same answer.
+    smaller = redundant(root, ev)
+    if smaller:
+        problems.append(
+            f"the query is not minimal: {len(smaller)} smaller sub-quer"
+            f"{'y' if len(smaller) == 1 else 'ies'} give the same answer (effective hops "
+            f"{effective_hops(root, ev)}, labelled {m['hops']})"
+        )
+    if "effective_hops" in task.difficulty and task.difficulty["effective_hops"] != m["hops"]:
+        problems.append(
+            f"difficulty effective_hops={task.difficulty['effective_hops']} but the query "
+            f"gives {m['hops']}"
+        )
+    if task.level in SHORTCUT_LEVELS:
+        where = anchor_shortcut(root, item, graph, snapshot.passages_of, ev)
+        if where:
+            problems.append(
+                f"the answer is on a named constant's page with an asked attribute ({where})"
+            )
     # Leaks.
     if task.answer_type != "yes/no":
         questions = [task.question, str(task.difficulty.get("template_question", ""))]
@@ -107,25 +137,11 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
 
 def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGraph) -> list[str]:
     """Problems of the oracle trajectory, run through the env's tools."""
-    if not task.oracle or task.oracle[-1].name != "answer":
-        return ["the oracle does not end with an answer call"]
-    seen: set[str] = set()
-    for i, call in enumerate(task.oracle, 1):
-        try:
-            name = ToolName(call.name)
-            args = TOOL_MODELS[name].model_validate(call.arguments)
-        except (ValueError, ValidationError) as exc:
-            return [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = run_tool(box, name, args)
-        if result.error is not None:
-            return [f"oracle call {i} ({call.name}) fails: {result.error}"]
-        seen.update(result.seen)
-        if result.answer is not None:
-            bad = [c for c in result.answer.citations if c not in seen]
-            if bad:
-                return [f"the oracle cites {', '.join(bad)} before any call showed them"]
-            if not best_match(result.answer.text, task.golds)[0]:
-                return [f"the oracle answers {result.answer.text!r}, not {task.answer!r}"]
+    answer, problems = run_oracle_calls(task, box)
+    if problems:
+        return problems
+    if answer is not None and not best_match(answer.text, task.golds)[0]:
+        return [f"the oracle answers {answer.text!r}, not {task.answer!r}"]
     return []
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from wikigym.cliutil import SubParsers
 from wikigym.errors import TaskSetError
 from wikigym.tasks.stats import taskset_info
 from wikigym.tasks.taskset import TaskSet
@@ -16,7 +17,7 @@ TASKSET_SUFFIXES: tuple[str, ...] = (".jsonl", ".parquet")
 _SHOW_PROBLEMS = 5
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: SubParsers) -> None:
     """Register ``tasks`` and its subcommands (``import``, ``info``)."""
     tasks = sub.add_parser("tasks", help="import and inspect TaskSets")
     tsub = tasks.add_subparsers(dest="tasks_cmd", required=True, metavar="COMMAND")

@@ -85,6 +85,12 @@ class OracleCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+UNANSWERABLE = "unanswerable"
+"""The ``answer_type`` of a task whose query has an empty answer set in its snapshot."""
+NO_ANSWER = "(no answer)"
+"""The ``answer`` text of an unanswerable task (a placeholder: only abstaining scores)."""
+
+
 class Task(BaseModel):
     """One question of a TaskSet (the fields of DESIGN.md, "synth")."""
 
@@ -105,6 +111,11 @@ class Task(BaseModel):
     generator: str | None = None
     seed: int | None = None
     source: str | None = None
+
+    @property
+    def unanswerable(self) -> bool:
+        """Whether the task's query has no answer (the agent should abstain)."""
+        return self.answer_type == UNANSWERABLE
 
     @property
     def golds(self) -> tuple[str, ...]:

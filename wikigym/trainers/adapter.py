@@ -9,9 +9,10 @@ rollout. TRL pools instances and resets them between rollouts.
 :class:`ToolEnv` is that object for any wikigym env. Each tool method turns its arguments into
 the equivalent ``<tool_call>`` action and calls ``env.step``, so validation, rewards, masking,
 error codes and metrics all come from the env, exactly as in evaluation. The tool methods a
-class exposes are the env's enabled tools: :func:`tool_env_class` builds one class per tool
-set (WikiSearch-v0: ``search``, ``open``, ``find``, ``python``, ``answer``; Calc-v0:
-``answer``).
+class exposes are the env's enabled tools: every tool set has its own module-level subclass,
+generated from the tool registry at import (``WikigymEnv_search_open_find_python_answer`` for
+WikiSearch-v0, ``WikigymEnv_answer`` for Calc-v0): the classes, and so :class:`EnvironmentFactory`,
+pickle by reference (TRL's ``AsyncGRPOTrainer`` pickles the factory).
 
 ``get_reward()`` returns the env's total reward, or None for a masked episode. TRL 1.16 turns
 None into NaN; a rollout for which every reward source is NaN is "unscorable": it is left out
@@ -20,7 +21,7 @@ of its group's mean and std and its advantage is forced to 0, so it sends no pol
 
 A rollout can end without an answer tool call: the model may write ``<answer>X</answer>`` or a
 bare JSON call as plain text (the env's parser accepts those), or its completion may be cut by
-``max_completion_length``. :func:`make_finish_episodes` builds a reward function, registered
+``max_completion_length``. :class:`FinishEpisodes` is a reward function, registered
 *before* the env's ``get_reward`` (TRL calls reward sources in order), that hands the final
 assistant text to the env, marks length-cut rollouts as masked, measures the text for the
 diagnostics, and itself returns None (it scores nothing).
@@ -31,7 +32,10 @@ Many env instances share one read-only snapshot and TaskSet (``tasks.defaults.sh
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +81,12 @@ class EnvSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
     _resolved: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Plain data only: the opened snapshot and TaskSet are reopened where it is unpickled."""
+        state = dict(self.__dict__)
+        state["_resolved"] = None
+        return state
+
     def recipe(self) -> GymEnvSpec:
         """Gymnasium's spec of the env with the run's data kwargs (corpus and tasks as paths)."""
         data = dict(self.kwargs)
@@ -117,6 +127,11 @@ class EnvSpec:
 
 
 # ---- the adapter ---------------------------------------------------------------------------
+TOOL_METHODS: dict[str, Callable[..., str]] = {name.value: trl_method(name) for name in ToolName}
+"""The tool methods, generated from the tool registry (``envs.registry``): their signatures
+and docstrings are the schema TRL shows the model; each body is one env step."""
+
+
 class ToolEnv:
     """One pooled env for TRL: ``reset(**row)``, the tools, ``get_reward()``.
 
@@ -124,6 +139,20 @@ class ToolEnv:
         env: The wikigym env (a new instance per adapter).
         sink: Where finished episodes are recorded for the diagnostics (optional).
     """
+
+    _tool_names: tuple[str, ...] = ()
+    """The tools this class exposes as methods (``tools=`` of the class statement); underscored,
+    as every public name of the class is a tool for TRL."""
+
+    def __init_subclass__(cls, tools: Sequence[str] = (), **kwargs: Any) -> None:
+        """Give a subclass one generated method per tool (``class X(ToolEnv, tools=[...])``)."""
+        super().__init_subclass__(**kwargs)
+        unknown = [t for t in tools if t not in TOOL_METHODS]
+        if unknown:
+            raise ValueError(f"no tool method for {unknown}; known tools: {sorted(TOOL_METHODS)}")
+        for name in tools:
+            setattr(cls, name, TOOL_METHODS[name])
+        cls._tool_names = tuple(tools)
 
     def __init__(self, env: gym.Env, sink: EpisodeSink | None = None) -> None:
         self._env = env
@@ -248,6 +277,7 @@ class ToolEnv:
             steps_used=int(self._info.get("step", 0)),
             max_steps=int(getattr(env, "max_steps", max(1, int(self._info.get("step", 0))))),
             tool_errors=dict(self._info.get("tool_error_counts", {})),
+            unanswerable=task.unanswerable,
         )
         breakdown = compute_reward(outcome, config)
         self._info.update(breakdown.to_info())
@@ -281,11 +311,6 @@ class ToolEnv:
         )
 
 
-TOOL_METHODS: dict[str, Callable[..., str]] = {name.value: trl_method(name) for name in ToolName}
-"""The tool methods, generated from the tool registry (``envs.registry``): their signatures
-and docstrings are the schema TRL shows the model; each body is one env step."""
-
-
 def env_tool_names(env: gym.Env) -> tuple[str, ...]:
     """The tools an env instance enables, in the env's order (``answer`` for envs without a
     tool list, such as Calc-v0)."""
@@ -295,35 +320,76 @@ def env_tool_names(env: gym.Env) -> tuple[str, ...]:
     return tuple(getattr(t, "value", str(t)) for t in tools)
 
 
-_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = {}
+def _define_tool_env_classes() -> dict[tuple[str, ...], type[ToolEnv]]:
+    """One module-level :class:`ToolEnv` subclass per non-empty tool set, tools in registry
+    order (an env's tool list is a subset of the registry; TRL lists methods by name, so the
+    order within a set does not change the schema)."""
+    names = [n.value for n in ToolName]
+    classes: dict[tuple[str, ...], type[ToolEnv]] = {}
+    for size in range(1, len(names) + 1):
+        for combo in itertools.combinations(names, size):
+            cls_name = "WikigymEnv_" + "_".join(combo)
+            body = functools.partial(_module_level_body, cls_name)
+            classes[combo] = types.new_class(cls_name, (ToolEnv,), {"tools": combo}, body)
+    return classes
+
+
+def _module_level_body(qualname: str, namespace: dict[str, Any]) -> None:
+    """A generated class body that names the class as a top-level attribute of this module."""
+    namespace.update(__module__=__name__, __qualname__=qualname)
+
+
+TOOL_ENV_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = _define_tool_env_classes()
+"""Every tool set's class, keyed by its tools in registry order. Each is also a module
+attribute (``WikigymEnv_search_open_find_answer``, ...), so pickle finds it by name."""
+globals().update({cls.__name__: cls for cls in TOOL_ENV_CLASSES.values()})
 
 
 def tool_env_class(tool_names: Sequence[str]) -> type[ToolEnv]:
-    """The :class:`ToolEnv` subclass whose public methods are exactly ``tool_names``."""
-    key = tuple(tool_names)
-    unknown = [t for t in key if t not in TOOL_METHODS]
-    if unknown:
-        raise ValueError(f"no tool method for {unknown}; known tools: {sorted(TOOL_METHODS)}")
-    if key not in _CLASSES:
-        name = "WikigymEnv_" + "_".join(key)
-        _CLASSES[key] = type(name, (ToolEnv,), {t: TOOL_METHODS[t] for t in key})
-    return _CLASSES[key]
+    """The module-level :class:`ToolEnv` subclass whose public tool methods are exactly
+    ``tool_names`` (in any order; duplicates count once).
+
+    Raises:
+        ValueError: An unknown tool name, or no tool at all.
+    """
+    unknown = sorted({t for t in tool_names if t not in TOOL_METHODS})
+    if unknown or not tool_names:
+        raise ValueError(
+            f"no tool method for {unknown or 'an empty tool list'}; known tools: "
+            f"{sorted(TOOL_METHODS)}"
+        )
+    wanted = set(tool_names)
+    return TOOL_ENV_CLASSES[tuple(n.value for n in ToolName if n.value in wanted)]
 
 
-def make_environment_factory(
-    spec: EnvSpec, sink: EpisodeSink | None = None
-) -> Callable[[], ToolEnv]:
+class EnvironmentFactory:
     """The ``environment_factory`` for ``GRPOTrainer``: each call makes a new env (sharing the
-    snapshot and TaskSet) wrapped in the :class:`ToolEnv` class of its tools."""
-    probe = spec.make()
-    cls = tool_env_class(env_tool_names(probe))
-    probe.close()
+    snapshot and TaskSet) wrapped in the :class:`ToolEnv` class of its tools.
 
-    def factory() -> ToolEnv:
-        return cls(spec.make(), sink)
+    Picklable (TRL's ``AsyncGRPOTrainer`` sends it to a spawned process): it holds the
+    :class:`EnvSpec` (plain data; the snapshot and TaskSet are reopened, and the snapshot's id
+    verified, on the other side), the sink and a module-level class.
 
-    factory.env_class = cls  # type: ignore[attr-defined]
-    return factory
+    Args:
+        spec: The env to make.
+        sink: Where finished episodes are recorded (optional; a pickled copy starts empty and
+            records in its own process).
+    """
+
+    def __init__(self, spec: EnvSpec, sink: EpisodeSink | None = None) -> None:
+        self.spec = spec
+        self.sink = sink
+        probe = spec.make()
+        self.env_class = tool_env_class(env_tool_names(probe))
+        probe.close()
+
+    def __call__(self) -> ToolEnv:
+        return self.env_class(self.spec.make(), self.sink)
+
+
+def make_environment_factory(spec: EnvSpec, sink: EpisodeSink | None = None) -> EnvironmentFactory:
+    """:class:`EnvironmentFactory` of ``spec`` (kept for callers of the function form)."""
+    return EnvironmentFactory(spec, sink)
 
 
 # ---- dataset ----------------------------------------------------------------------------------
@@ -365,29 +431,50 @@ def build_dataset(spec: EnvSpec, *, num_rows: int | None = None, seed: int = 0):
 
 
 # ---- the pre-reward hook -------------------------------------------------------------------
-def make_finish_episodes(
-    stop_token_ids: Sequence[int], *, mask_length_truncated: bool = True
-) -> Callable[..., list[float | None]]:
+class FinishEpisodes:
     """A TRL reward function that finishes each rollout's episode before ``get_reward`` reads it.
 
-    For every rollout: the final assistant text goes to the env when no answer call ended the
-    episode (so ``<answer>...</answer>`` and bare JSON calls count, as in evaluation); a
-    completion whose last token is not a stop token was cut by ``max_completion_length`` and
-    is masked (when ``mask_length_truncated``); the text the model wrote is measured for the
-    diagnostics. Returns None for every rollout: it contributes nothing to the reward.
+    TRL's tool loop ends a rollout at the first assistant turn without a tool call and never
+    shows that turn to the environment. For every rollout this hook gives the final assistant
+    text to the env when no answer call ended the episode (so ``<answer>...</answer>`` and bare
+    JSON calls count, as in evaluation); masks a completion whose last token is not a stop
+    token (cut by ``max_completion_length``) when ``mask_length_truncated``; and measures the
+    text the model wrote for the diagnostics. Returns None for every rollout: it contributes
+    nothing to the reward. Register it *before* the env's ``get_reward`` (TRL calls reward
+    sources in order and adds the env's own last).
+
+    The stop ids can be given here or learnt from the trainer by
+    :class:`~wikigym.trainers.trl_inputs.TrainerStopTokens` (a callback); without them no
+    completion is taken for cut. Picklable (a plain object of ints and flags).
 
     Args:
-        stop_token_ids: EOS and pad ids (a completion ending otherwise was cut).
+        stop_token_ids: EOS and pad ids (a completion ending otherwise was cut); None: unknown
+            until :meth:`configure` is called.
         mask_length_truncated: Mask length-cut rollouts (conservative negative filtering).
     """
-    stops = frozenset(int(t) for t in stop_token_ids)
 
-    def finish_episodes(
+    def __init__(
+        self, stop_token_ids: Sequence[int] | None = None, *, mask_length_truncated: bool = True
+    ) -> None:
+        self.__name__ = "finish_episodes"  # TRL's name for the reward column
+        self.stop_token_ids: frozenset[int] | None = None
+        self.mask_length_truncated = mask_length_truncated
+        if stop_token_ids is not None:
+            self.configure(stop_token_ids, mask_length_truncated=mask_length_truncated)
+
+    def configure(self, stop_token_ids: Sequence[int], *, mask_length_truncated: bool) -> None:
+        """Set the stop ids and the masking choice (the trainer's, read by the callback)."""
+        self.stop_token_ids = frozenset(int(t) for t in stop_token_ids)
+        self.mask_length_truncated = mask_length_truncated
+
+    def __call__(
+        self,
         completions: list[Any],
         environments: list[Any] | None = None,
         completion_ids: list[list[int]] | None = None,
         **_: Any,
     ) -> list[float | None]:
+        stops = self.stop_token_ids
         for i, env in enumerate(environments or []):
             if not isinstance(env, ToolEnv):
                 continue
@@ -395,16 +482,22 @@ def make_finish_episodes(
             written = _assistant_text(completions[i])
             env._text_chars = len(written)
             env._repeat = repeat_ngram_share(written)
-            cut = bool(completion_ids and completion_ids[i] and completion_ids[i][-1] not in stops)
+            ids = completion_ids[i] if completion_ids else None
+            cut = bool(stops is not None and ids and ids[-1] not in stops)
             if messages and not env._done:
                 last = messages[-1]
                 if last.get("role") == "assistant" and not last.get("tool_calls"):
                     env._finish_with_text(str(last.get("content") or ""))
-            if cut and mask_length_truncated:
+            if cut and self.mask_length_truncated:
                 env._mask_length_truncated()
         return [None] * len(completions)
 
-    return finish_episodes
+
+def make_finish_episodes(
+    stop_token_ids: Sequence[int], *, mask_length_truncated: bool = True
+) -> FinishEpisodes:
+    """:class:`FinishEpisodes` with known stop ids (kept for callers of the function form)."""
+    return FinishEpisodes(stop_token_ids, mask_length_truncated=mask_length_truncated)
 
 
 def _assistant_text(completion: Any) -> str:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
-from wikigym.cliutil import require_extra
+from wikigym.cliutil import SubParsers, require_extra
 from wikigym.trainers.grpo import TrainConfig, uses_cold_start
 from wikigym.trainers.sft import ExportConfig, SFTRunConfig
 
 TRAIN_MODULES: tuple[str, ...] = ("torch", "transformers", "datasets", "trl")
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: SubParsers) -> None:
     """Register the ``train`` and ``export`` commands."""
     train = sub.add_parser("train", help="train a model on a wikigym env (GRPO, SFT cold start)")
     tsub = train.add_subparsers(dest="train_command", required=True, metavar="STAGE")

@@ -52,12 +52,19 @@ class EpisodeRecord:
 
 
 class EpisodeSink:
-    """A thread-safe queue of :class:`EpisodeRecord` shared by the env instances of one run."""
+    """A thread-safe queue of :class:`EpisodeRecord` shared by the env instances of one run.
+
+    Pickling gives a new empty sink (a lock does not travel): records made in another process
+    stay in that process.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: list[EpisodeRecord] = []
         self.total = 0
+
+    def __reduce__(self) -> tuple[type[EpisodeSink], tuple[()]]:
+        return (EpisodeSink, ())
 
     def add(self, record: EpisodeRecord) -> None:
         with self._lock:

@@ -1,9 +1,9 @@
 """Build and run TRL's ``GRPOTrainer`` on a wikigym env: composition only, no subclassing.
 
 :func:`build_trainer` assembles: the model path (a tiny local model for ``cpu-tiny`` when none
-is given), the tokenizer, the dataset and ``environment_factory`` of
-:mod:`wikigym.trainers.adapter`, the reward sources (the finishing hook, then the env's
-``get_reward``), the ``GRPOConfig`` of a preset (:mod:`wikigym.trainers.presets`), vLLM settings
+is given), the tokenizer, the dataset, ``environment_factory``, reward sources and callback
+of :func:`wikigym.trainers.trl_inputs.trl_inputs` (the recipe behind ``trl_kwargs``), the
+``GRPOConfig`` of a preset (:mod:`wikigym.trainers.presets`), vLLM settings
 (:mod:`wikigym.trainers.vllm`) and the diagnostics callback.
 """
 
@@ -22,12 +22,7 @@ from wikigym.envs.recipe import env_spec, takes_corpus
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import ConfigError, WikigymError
 from wikigym.outputs import atomic_output
-from wikigym.trainers.adapter import (
-    EnvSpec,
-    dataset_rows,
-    make_environment_factory,
-    make_finish_episodes,
-)
+from wikigym.trainers.adapter import EnvSpec, dataset_rows
 from wikigym.trainers.episodes import EpisodeSink
 from wikigym.trainers.presets import PRESETS, GRPOPreset, get_preset
 
@@ -309,23 +304,18 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
     cold_start = uses_cold_start(cfg)
-    if cold_start:
-        # The cold start was fine-tuned on the compact prompt, played by the rollout below.
-        from wikigym.trainers.coldstart import compact_rows
-
-        rows = compact_rows(spec, rows)
-    dataset = Dataset.from_list(rows)
     sink = EpisodeSink()
-    stop_ids = sorted(
-        {int(t) for t in (tokenizer.eos_token_id, tokenizer.pad_token_id) if t is not None}
-        | set(_generation_eos(model))
-    )
     diagnostics = DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
     if cfg.rollout == "rollout_func" or cold_start:
         from wikigym.trainers.rollout import make_rollout_func, rollout_reward
 
+        rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
+        if cold_start:
+            # The cold start was fine-tuned on the compact prompt, played by the rollout below.
+            from wikigym.trainers.coldstart import compact_rows
+
+            rows = compact_rows(spec, rows)
         rollout = make_rollout_func(
             spec, sink=sink, rows=rows, generate=generate, tools_in_prompt=not cold_start
         )
@@ -333,21 +323,19 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
             model=model,
             reward_funcs=[rollout_reward],
             args=args,
-            train_dataset=dataset,
+            train_dataset=Dataset.from_list(rows),
             processing_class=tokenizer,
             rollout_func=rollout,
         )
     else:
-        finish = make_finish_episodes(
-            stop_ids, mask_length_truncated=args.mask_truncated_completions
-        )
+        # The one TRL recipe users call too (wikigym.trainers.trl_kwargs).
+        from wikigym.trainers.trl_inputs import trl_inputs
+
         trainer = GRPOTrainer(
             model=model,
-            reward_funcs=[finish],
             args=args,
-            train_dataset=dataset,
             processing_class=tokenizer,
-            environment_factory=make_environment_factory(spec, sink),
+            **trl_inputs(spec, num_rows=cfg.num_rows, seed=cfg.seed, sink=sink),
         )
     if diagnostics is not None:
         # First in line: the printer and TensorBoard callbacks then see the diag/ metrics.
@@ -381,16 +369,6 @@ def _quiet_masked_warning() -> None:
     log = logging.getLogger("trl.trainer.grpo_trainer")
     if not any(isinstance(f, _MaskedRowFilter) for f in log.filters):
         log.addFilter(_MaskedRowFilter())
-
-
-def _generation_eos(model: str) -> list[int]:
-    path = Path(model) / "generation_config.json"
-    if not path.is_file():
-        return []
-    eos = json.loads(path.read_text(encoding="utf-8")).get("eos_token_id")
-    if eos is None:
-        return []
-    return [int(e) for e in (eos if isinstance(eos, list) else [eos])]
 
 
 def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:

@@ -17,10 +17,13 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.errors import SourceError
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 FORMATS: tuple[str, ...] = (
     "mediawiki",
@@ -74,8 +77,12 @@ class SourceFile:
 class Source(Protocol):
     """A readable build source; see :func:`wikigym.corpora.readers.open_source`."""
 
-    format: str
     path: Path
+
+    @property
+    def format(self) -> str:
+        """The format name, one of :data:`FORMATS` (a class constant of each reader)."""
+        ...
 
     def files(self) -> list[SourceFile]:
         """Every file read, in sorted deterministic order, with its sha256."""
@@ -139,7 +146,7 @@ class FileSource:
 class _CountingRaw(io.RawIOBase):
     """Unbuffered file that counts the bytes read from disk."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: io.FileIO) -> None:
         super().__init__()
         self._raw = raw
         self.count = 0
@@ -147,8 +154,8 @@ class _CountingRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        n = self._raw.readinto(buffer)  # type: ignore[attr-defined]
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        n = self._raw.readinto(buffer)
         self.count += n or 0
         return n
 
@@ -172,19 +179,20 @@ class Input:
             handle = path.open("rb", buffering=0)
         except OSError as exc:
             raise SourceError(f"cannot open {path}: {exc.strerror or exc}") from exc
-        self._counter = _CountingRaw(handle)  # type: ignore[arg-type]
+        self._counter = _CountingRaw(handle)
         self._buffered = io.BufferedReader(self._counter, buffer_size=_READ_BUFFER)
         head = self._buffered.peek(8)[:8]
         self.compression: str | None = next((n for m, n in _MAGICS if head.startswith(m)), None)
-        self.stream: BinaryIO
+        # Each of these has peek (BufferedIOBase does not promise it).
+        self.stream: bz2.BZ2File | gzip.GzipFile | lzma.LZMAFile | io.BufferedReader[_CountingRaw]
         if self.compression == "bz2":
-            self.stream = bz2.BZ2File(self._buffered)  # type: ignore[assignment]
+            self.stream = bz2.BZ2File(self._buffered)
         elif self.compression == "gzip":
-            self.stream = gzip.GzipFile(fileobj=self._buffered)  # type: ignore[assignment]
+            self.stream = gzip.GzipFile(fileobj=self._buffered)
         elif self.compression == "xz":
-            self.stream = lzma.LZMAFile(self._buffered)  # type: ignore[assignment]  # noqa: SIM115
+            self.stream = lzma.LZMAFile(self._buffered)  # noqa: SIM115
         else:
-            self.stream = self._buffered  # type: ignore[assignment]
+            self.stream = self._buffered
         self._reported = 0
 
     def take(self) -> int:
@@ -219,7 +227,7 @@ class Input:
     def peek(self, n: int) -> bytes:
         """Up to ``n`` leading decompressed bytes, not consumed; may return fewer."""
         try:
-            return self.stream.peek(n)[:n]  # type: ignore[attr-defined]
+            return self.stream.peek(n)[:n]
         except DECOMPRESS_ERRORS as exc:
             raise broken_stream(self.path, self.compression, exc) from exc
 
@@ -303,7 +311,7 @@ def iter_json_array(
         SourceError: When the file is not a JSON array or ends inside it.
     """
     decoder = json.JSONDecoder()
-    text = io.TextIOWrapper(inp.stream, encoding="utf-8-sig")  # type: ignore[arg-type]
+    text = io.TextIOWrapper(inp.stream, encoding="utf-8-sig")
     buffer = ""
     position = 0
     eof = False

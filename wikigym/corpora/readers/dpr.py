@@ -140,14 +140,14 @@ class DprJsonlSource(_DprSource):
                     yield SkippedPage(title=where, reason=f"invalid JSON: {row}", source=str(path))
                     continue
                 contents = row.get("contents") if isinstance(row, dict) else None
-                if not isinstance(contents, str):
+                if not isinstance(row, dict) or not isinstance(contents, str):
                     yield SkippedPage(title=where, reason="no 'contents' string", source=str(path))
                     continue
                 title, text = split_contents(contents)
                 if not title:
                     yield SkippedPage(title=where, reason="passage has no title", source=str(path))
                     continue
-                yield DprRow(title, str(row.get("id", number)), text)  # type: ignore[union-attr]
+                yield DprRow(title, str(row.get("id", number)), text)
 
 
 class DprTsvSource(_DprSource):
@@ -159,7 +159,7 @@ class DprTsvSource(_DprSource):
         """The passages of the TSV file, after its header."""
         path = self.path
         with open_input(path) as inp:
-            text = io.TextIOWrapper(inp.stream, encoding="utf-8-sig", newline="")  # type: ignore[arg-type]
+            text = io.TextIOWrapper(inp.stream, encoding="utf-8-sig", newline="")
             reader = csv.reader(text, delimiter="\t")
             number = 0
             while True:

@@ -200,11 +200,23 @@ class _Reader:
         )
 
 
+def _element_events(parser: ET.XMLPullParser[ET.Element]) -> Iterator[tuple[str, ET.Element]]:
+    """The parser's pending ``(event, element)`` pairs.
+
+    A parser asked only for start and end events gives elements; the stub's type also
+    admits namespace events, which this drops.
+    """
+    for item in parser.read_events():
+        elem = item[-1]
+        if isinstance(elem, ET.Element):
+            yield item[0], elem
+
+
 def site_language(path: Path) -> str | None:
     """The language of a MediaWiki export (root ``xml:lang``, else siteinfo's ``dbname``),
     read from the head of the file; None when it names none."""
     reader = _Reader(path=path)
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     with open_input(path) as inp:
         while True:
             chunk = inp.read(1 << 16)
@@ -212,7 +224,7 @@ def site_language(path: Path) -> str | None:
                 return reader.site.language
             try:
                 parser.feed(chunk)
-                for event, elem in parser.read_events():
+                for event, elem in _element_events(parser):
                     name = _local(elem.tag)
                     if reader.root is None:
                         reader.root = elem
@@ -244,7 +256,7 @@ def iter_mediawiki(path: Path, progress: Progress | None = None) -> Iterator[Raw
             (raised when the stream breaks; earlier pages have been yielded already).
     """
     reader = _Reader(path=path)
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     with open_input(path) as inp:
         while True:
             chunk = inp.read(_CHUNK)
@@ -253,13 +265,13 @@ def iter_mediawiki(path: Path, progress: Progress | None = None) -> Iterator[Raw
             try:
                 parser.feed(chunk)
                 # read_events re-raises a ParseError that feed deferred.
-                yield from reader.handle(parser.read_events())
+                yield from reader.handle(_element_events(parser))
             except ET.ParseError as exc:
                 raise SourceError(f"{path}: invalid XML ({exc}); not a MediaWiki export") from exc
             inp.report(progress)
         try:
             parser.close()
-            yield from reader.handle(parser.read_events())
+            yield from reader.handle(_element_events(parser))
         except ET.ParseError as exc:
             if reader.root is None:
                 raise SourceError(f"{path}: no XML content ({exc})") from exc

@@ -397,12 +397,12 @@ def organisation(w: World, i: int, rng: random.Random) -> Article:
     a.section("Organisation" if kind != "band" else "Career")
     link, title = _ent(w, w.gid("city", o["hq"][i]))
     a.field("headquarters", link[0])
-    tpl = {
+    options = {
         "company": ("{n} is headquartered in {c}.", "Its headquarters are in {c}."),
         "university": ("The main campus of {n} is in {c}.", "The university is located in {c}."),
         "band": ("The band is based in {c}.", "{n} is based in {c}."),
     }[kind]
-    a.fact(fill(pick(rng, tpl), n=name, c=link), ("headquarters", title, "entity", title))
+    a.fact(fill(pick(rng, options), n=name, c=link), ("headquarters", title, "entity", title))
     if o["ceo"][i] >= 0:
         link, title = _ent(w, w.gid("person", o["ceo"][i]))
         a.field("ceo", link[0])
@@ -437,7 +437,7 @@ def work(w: World, i: int, rng: random.Random) -> Article:
         rel = {"novel": "author", "film": "director", "album": "performer"}[kind]
         link, title = _ent(w, w.gid(etype, creator))
         a.field(rel, link[0])
-        tpl = {
+        options = {
             "novel": ("{n} was written by {p}.", "{p} wrote {n}.", "The author of {n} is {p}."),
             "film": (
                 "{n} was directed by {p}.",
@@ -446,7 +446,7 @@ def work(w: World, i: int, rng: random.Random) -> Article:
             ),
             "album": ("{n} was recorded by {p}.", "{n} is an album by {p}."),
         }[kind]
-        a.fact(fill(pick(rng, tpl), n=name, p=link), (rel, title, "entity", title))
+        a.fact(fill(pick(rng, options), n=name, p=link), (rel, title, "entity", title))
     if wk["based_on"][i] >= 0:
         link, title = _ent(w, w.gid("work", wk["based_on"][i]))
         a.field("based_on", link[0])
@@ -478,12 +478,12 @@ def work(w: World, i: int, rng: random.Random) -> Article:
         rel = {"novel": "publisher", "film": "production_company", "album": "record_label"}[kind]
         link, title = _ent(w, w.gid("organisation", wk["publisher"][i]))
         a.field(rel, link[0])
-        tpl = {
+        options = {
             "novel": ("It was published by {o}.", "The publisher was {o}."),
             "film": ("The film was produced by {o}.", "{o} produced the film."),
             "album": ("It was issued on the {o} label.", "The record label was {o}."),
         }[kind]
-        a.fact(fill(pick(rng, tpl), o=link), (rel, title, "entity", title))
+        a.fact(fill(pick(rng, options), o=link), (rel, title, "entity", title))
     if wk["language"][i] >= 0:
         link, title = _ent(w, w.gid("language", wk["language"][i]))
         a.field("language", link[0])
@@ -523,13 +523,13 @@ def event(w: World, i: int, rng: random.Random) -> Article:
     a.section({"battle": "Battle", "festival": "History", "treaty": "Terms"}[kind])
     y, m, d = e["y"][i], e["m"][i], e["d"][i]
     a.field("date", f"{{{{start date|{y}|{m}|{d}}}}}")
-    tpl = {
+    options = {
         "battle": ("The battle took place on {d}.", "The {n} was fought on {d}."),
         "festival": ("The first edition took place on {d}.", "The festival was first held on {d}."),
         "treaty": ("The treaty was signed on {d}.", "The {n} was concluded on {d}."),
     }[kind]
     a.fact(
-        fill(pick(rng, tpl), n=name, d=date_text(y, m, d)),
+        fill(pick(rng, options), n=name, d=date_text(y, m, d)),
         ("date", date_iso(y, m, d), "date", None),
     )
     parts = e["participants"][i]

@@ -19,7 +19,7 @@ from wikigym.corpora.world import schema
 from wikigym.corpora.world.articles import RENDERERS
 from wikigym.corpora.world.naming import name_world
 from wikigym.corpora.world.plan import inverse, plan_arrays, to_lists, type_counts
-from wikigym.corpora.world.render import World, type_of
+from wikigym.corpora.world.render import FactRecord, World, type_of
 from wikigym.errors import ConfigError
 
 GENERATOR_VERSION = "1"
@@ -132,7 +132,7 @@ def _disambiguation_text(
     return "\n".join(lines)
 
 
-def iter_pages(world: World) -> Iterator[tuple[str, str, str | None, list[dict[str, str | None]]]]:
+def iter_pages(world: World) -> Iterator[tuple[str, str, str | None, list[FactRecord]]]:
     """Yield (title, wikitext, redirect target or None, facts) for every page, in dump order."""
     naming, seed = world.naming, world.seed
     for etype in schema.ENTITY_TYPES:
@@ -200,7 +200,7 @@ def generate_world(
             n_facts += len(facts)
             for f in facts:
                 rel = f["relation"]
-                relations[rel] = relations.get(rel, 0) + 1  # type: ignore[index]
+                relations[rel] = relations.get(rel, 0) + 1
             xml.write(_page_xml(n_pages, title, text, redirect))
             facts_out.write(encode({"title": title, "facts": facts}))
             facts_out.write("\n")

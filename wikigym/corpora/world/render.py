@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TypedDict
 
 from wikigym.corpora.world.naming import Naming
 from wikigym.corpora.world.schema import ENTITY_TYPES
@@ -111,6 +112,16 @@ def pick(rng: random.Random, options: tuple[str, ...]) -> str:
     return options[int(rng.random() * len(options))]
 
 
+class FactRecord(TypedDict):
+    """One exact fact of a generated page, as written to ``world.facts.jsonl``."""
+
+    relation: str
+    object: str
+    value_type: str
+    sentence: str
+    object_title: str | None
+
+
 class Article:
     """Collects one article: infobox, sections of sentences, facts, categories.
 
@@ -128,7 +139,7 @@ class Article:
         self.box = [f"{{{{Infobox {infobox}", f"| name = {name}"]
         self.cur: list[str] = []
         self.sections: list[tuple[str | None, list[str]]] = [(None, self.cur)]
-        self.facts: list[dict[str, str | None]] = []
+        self.facts: list[FactRecord] = []
         self.cats: list[str] = []
         self.has_ref = False
         self.subject = subject

@@ -12,7 +12,7 @@ import math
 from wikigym.envs.rewards.inputs import INVALID_ARGUMENTS, PARSE_ERROR, UNKNOWN_TOOL, RewardInput
 from wikigym.envs.rewards.registry import LogMetric, reward_component
 
-__all__ = ["citation", "format_ok", "outcome", "penalty"]
+__all__ = ["abstention", "citation", "format_ok", "outcome", "penalty"]
 
 
 @reward_component("outcome")
@@ -52,3 +52,16 @@ def penalty(inp: RewardInput, log_metric: LogMetric) -> float:
         )
     )
     return 0.0 - min(raw, cfg.penalty_cap)  # never -0.0
+
+
+@reward_component("abstention")
+def abstention(inp: RewardInput, log_metric: LogMetric) -> float | None:
+    """Honesty about missing answers: on an unanswerable task 1.0 for abstaining and 0.0 for
+    any concrete answer (or none); on an answerable one 0.0 for abstaining, else absent (nothing
+    to score). Logs ``abstained``."""
+    out = inp.outcome
+    abstained = out.answer is not None and out.abstained
+    if not (out.unanswerable or abstained):
+        return None
+    log_metric("abstained", float(abstained))
+    return 1.0 if abstained and out.unanswerable else 0.0

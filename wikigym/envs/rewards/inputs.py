@@ -80,6 +80,10 @@ def answer_match(outcome: EpisodeOutcome, settings: RewardSettings) -> AnswerMat
     """The answer's undecayed score, exact match and F1 (all 0 without an answer)."""
     if outcome.answer is None:
         return AnswerMatch(score=0.0, em=False, f1=0.0)
+    if outcome.abstained or outcome.unanswerable:
+        # Only an abstention answers an unanswerable task, and it answers nothing else.
+        right = outcome.abstained and outcome.unanswerable
+        return AnswerMatch(score=float(right), em=right, f1=float(right))
     em, f1 = best_match(outcome.answer, outcome.golds)
     if settings.outcome == "binary":
         score = 1.0 if em else 0.0

@@ -45,6 +45,9 @@ class EpisodeOutcome:
         passage_text: Text of an id (None when unknown), for the entity fallback.
         tool_errors: Counts by stable code (``unknown_tool``, ``invalid_arguments``,
             ``parse_error``, ``not_found``, ``sandbox_error``, ...).
+        abstained: The agent answered with ``abstain=true`` (there is no answer).
+        unanswerable: The task's query has no answer in the snapshot (the golds are then
+            only a placeholder: abstaining is the one correct answer).
     """
 
     answer: str | None
@@ -58,6 +61,8 @@ class EpisodeOutcome:
     rubric: tuple[RubricEntry, ...] = ()
     passage_text: Callable[[str], str | None] | None = None
     tool_errors: Mapping[str, int] = field(default_factory=dict)
+    abstained: bool = False
+    unanswerable: bool = False
 
     def __post_init__(self) -> None:
         if self.answer is not None and not isinstance(self.answer, str):

@@ -1,0 +1,51 @@
+"""Shared pieces of the Ray tests: a small generated world and scripted policies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wikigym.corpora.default import build_world_snapshot
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.tool_specs import format_tool_call
+from wikigym.integrations.ray.episodes import Turn
+from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tasks.taskset import TaskSet
+
+WRONG = format_tool_call("answer", {"text": "certainly not the answer"})
+
+
+def small_world(root: Path, tasks: int = 12) -> dict[str, str]:
+    """A 300-article generated world and ``tasks`` one-hop tasks: the env kwargs of a run."""
+    snap = root / "snap"
+    build_world_snapshot(300, 0, snap, progress=False)
+    taskset = one_hop_tasks(Snapshot.open(snap), n=tasks, seed=0)
+    path = taskset.save(root / "tasks.jsonl")
+    return {"corpus": str(snap), "tasks": str(path), "python": "off"}
+
+
+class OraclePolicy:
+    """A picklable callable policy: the task's oracle calls (by the task id in ``info``);
+    from ``good_from`` on (policy version), else a wrong answer first, so a trainer that
+    advances the version sees the reward rise."""
+
+    def __init__(self, tasks_file: str, good_from: int = 0) -> None:
+        taskset = TaskSet.load(tasks_file)
+        self.plans = {
+            t.task_id: [format_tool_call(c.name, dict(c.arguments)) for c in t.oracle]
+            for t in taskset
+        }
+        self.good_from = good_from
+        self.calls = 0  # state that must not leak from one episode into the next
+        self.detoured = False
+
+    def __call__(self, turn: Turn) -> str:
+        self.calls += 1
+        if turn.policy_version < self.good_from:
+            return WRONG
+        if self.calls == 1:  # a fresh copy takes one detour first
+            self.detoured = True
+            return format_tool_call("search", {"query": "something else entirely"})
+        plan = self.plans[turn.info["task_id"]]
+        # A copy that ran an episode before (state leaking across episodes) miscounts here.
+        index = sum(m["role"] == "assistant" for m in turn.messages) - int(self.detoured)
+        return plan[index] if 0 <= index < len(plan) else WRONG

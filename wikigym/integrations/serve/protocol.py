@@ -1,0 +1,222 @@
+"""The OpenEnv wire format: message types, error codes, action and observation shapes.
+
+OpenEnv's client (``GenericEnvClient``) sends ``{"type": "reset"|"step"|"state"|"close",
+"data": {...}}`` over ``/ws`` and reads ``{"type": "observation", "data": {"observation":
+{...}, "reward": r, "done": d}}`` back, or ``{"type": "error", "data": {"message", "code"}}``.
+OpenEnv drops ``Observation.metadata`` on the wire, so the env's ``info`` travels in its own
+observation field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import Enum
+from typing import Any
+
+ACTION_FIELD = "message"
+"""The action's one required field: the model's text, as the env's ``step`` takes it."""
+
+RESET_FIELDS = ("seed", "task_id", "options", "env_id", "episode_id")
+"""What a reset message's ``data`` may carry."""
+
+
+class WireCode(str, Enum):
+    """Protocol error codes (OpenEnv's ``WSErrorCode`` values, plus wikigym's own).
+
+    The string values are part of the protocol and never change.
+    """
+
+    INVALID_JSON = "INVALID_JSON"
+    UNKNOWN_TYPE = "UNKNOWN_TYPE"
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    EXECUTION_ERROR = "EXECUTION_ERROR"
+    CAPACITY_REACHED = "CAPACITY_REACHED"
+    FACTORY_ERROR = "FACTORY_ERROR"
+    SESSION_ERROR = "SESSION_ERROR"
+    NOT_RESET = "NOT_RESET"
+    EPISODE_DONE = "EPISODE_DONE"
+    SESSION_TIMEOUT = "SESSION_TIMEOUT"
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+    UNAUTHORIZED = "UNAUTHORIZED"
+
+
+class ProtocolError(Exception):
+    """A client message the server cannot act on; becomes an ``error`` message, never a crash.
+
+    Attributes:
+        code: The stable code.
+        message: One line: what was expected, what came, what to do.
+    """
+
+    def __init__(self, code: WireCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_message(code: WireCode, message: str, **extra: Any) -> dict[str, Any]:
+    """An OpenEnv ``error`` message."""
+    return {"type": "error", "data": {"message": message, "code": code.value, **extra}}
+
+
+def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
+    """``(type, data)`` of a client message.
+
+    Raises:
+        ProtocolError: Not JSON, not an object, or ``data`` not an object.
+    """
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(WireCode.INVALID_JSON, f"invalid JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR,
+            f"a message must be a JSON object, got {type(message).__name__}",
+        )
+    data = message.get("data") or {}
+    if not isinstance(data, dict):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR, f"'data' must be an object, got {type(data).__name__}"
+        )
+    return str(message.get("type", "")), data
+
+
+def action_text(action: Any) -> str:
+    """The model's text of an action.
+
+    ``{"message": TEXT}`` carries it as is. Any other object is taken for a JSON tool call
+    that a client decoded (verifiers' ``openenv`` taskset sends a model reply that parses as
+    JSON as that object) and is handed to the env re-encoded as JSON text, which the env's
+    parser reads; the server itself never interprets the text.
+
+    Raises:
+        ProtocolError: Not an object, or ``message`` not a string.
+    """
+    if not isinstance(action, dict):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR,
+            f"an action must be an object {{'{ACTION_FIELD}': TEXT}}, got {type(action).__name__}",
+        )
+    if ACTION_FIELD in action:
+        text = action[ACTION_FIELD]
+        if not isinstance(text, str):
+            raise ProtocolError(
+                WireCode.VALIDATION_ERROR,
+                f"action '{ACTION_FIELD}' must be a string, got {type(text).__name__}",
+            )
+        return text
+    body = {k: v for k, v in action.items() if k != "metadata"}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    """The checked fields of a reset's ``data`` (unknown keys are refused, not ignored).
+
+    Raises:
+        ProtocolError: An unknown key, or a field of the wrong type.
+    """
+    unknown = sorted(set(data) - set(RESET_FIELDS))
+    if unknown:
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR,
+            f"reset takes {list(RESET_FIELDS)}, got unknown {unknown[0]!r}",
+        )
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR, f"seed must be a non-negative integer, got {seed!r}"
+        )
+    options = data.get("options")
+    if options is not None and not isinstance(options, dict):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR, f"options must be an object, got {type(options).__name__}"
+        )
+    for key in ("task_id", "env_id", "episode_id"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ProtocolError(
+                WireCode.VALIDATION_ERROR, f"{key} must be a string, got {type(value).__name__}"
+            )
+    return {k: data[k] for k in RESET_FIELDS if data.get(k) is not None}
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON data (tuples as lists, numpy scalars as numbers, NaN as None)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    item = getattr(value, "item", None)  # numpy scalar
+    if callable(item):
+        return jsonable(item())
+    return str(value)
+
+
+def observation_payload(
+    text: str,
+    info: dict[str, Any],
+    *,
+    reward: float | None,
+    terminated: bool,
+    truncated: bool,
+    session_id: str | None,
+    episode_id: str | None,
+) -> dict[str, Any]:
+    """The ``data`` of an OpenEnv ``observation`` message for one env result."""
+    return {
+        "observation": {
+            "text": text,
+            "info": jsonable(info),
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "session_id": session_id,
+            "episode_id": episode_id,
+        },
+        "reward": None if reward is None else float(reward),
+        "done": bool(terminated or truncated),
+    }
+
+
+def schema() -> dict[str, Any]:
+    """OpenEnv's ``/schema``: JSON schemas of the action, the observation and the state."""
+    return {
+        "action": {
+            "title": "WikigymAction",
+            "type": "object",
+            "description": "The model's text: tool calls (JSON, <tool_call>, Search-R1 tags) "
+            "or an answer, exactly as the env's step takes it.",
+            "properties": {ACTION_FIELD: {"type": "string", "title": "Message"}},
+            "required": [ACTION_FIELD],
+        },
+        "observation": {
+            "title": "WikigymObservation",
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "info": {"type": "object"},
+                "terminated": {"type": "boolean"},
+                "truncated": {"type": "boolean"},
+                "session_id": {"type": ["string", "null"]},
+                "episode_id": {"type": ["string", "null"]},
+            },
+            "required": ["text", "info", "terminated", "truncated"],
+        },
+        "state": {
+            "title": "WikigymState",
+            "type": "object",
+            "properties": {
+                "session_id": {"type": ["string", "null"]},
+                "episode_id": {"type": ["string", "null"]},
+                "env_id": {"type": ["string", "null"]},
+                "step_count": {"type": "integer"},
+                "task_id": {"type": ["string", "null"]},
+                "done": {"type": "boolean"},
+            },
+        },
+    }

@@ -1,0 +1,79 @@
+"""Running the app: a bound socket, Uvicorn in the foreground (the CLI) or in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from wikigym.errors import ConfigError
+from wikigym.integrations.serve.config import ServeConfig
+
+STARTUP_TIMEOUT_S = 30.0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (0: a free port).
+
+    Raises:
+        ConfigError: The port is out of range or cannot be bound.
+    """
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be in 0..65535, got {port}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # connections wait in the backlog until Uvicorn serves them
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot bind {host}:{port} ({exc.strerror}); pick another --port"
+        ) from None
+    return sock
+
+
+def uvicorn_server(app: Any) -> Any:
+    """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open sessions)."""
+    import uvicorn
+
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+            ws_max_size=1 << 20,
+            ws_ping_interval=None,  # sessions are bounded by the idle timeout instead
+        )
+    )
+
+
+@contextlib.contextmanager
+def serve_in_thread(config: ServeConfig, host: str = "127.0.0.1") -> Iterator[tuple[str, Any]]:
+    """Serve ``config`` on a free loopback port in a thread; yields ``(base_url, app)``.
+
+    For tests, notebooks and benchmarks; the server stops when the block ends.
+    """
+    from wikigym.integrations.serve.app import create_app
+
+    app = create_app(config)
+    sock = bind(host, 0)
+    addr, port = sock.getsockname()[:2]
+    server = uvicorn_server(app)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://{addr}:{port}", app
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()

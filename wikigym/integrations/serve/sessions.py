@@ -1,0 +1,232 @@
+"""Sessions: one env per client over the process's shared snapshot, bounded and reaped.
+
+Env work (creation, reset, step, close) runs in a fixed pool of threads; each session runs one
+message at a time, so its episode is exactly the sequence of calls an in-process loop makes.
+The snapshot is opened once per process by the defaults resolver and shared read-only (its
+Tantivy searcher is thread-safe, DuckDB runs through one cursor per thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import gymnasium as gym
+
+from wikigym.envs.recipe import env_spec, make_env
+from wikigym.errors import WikigymError
+from wikigym.integrations.serve.config import ServeConfig
+from wikigym.integrations.serve.metrics import Metrics
+from wikigym.integrations.serve.protocol import (
+    ProtocolError,
+    WireCode,
+    observation_payload,
+    reset_arguments,
+)
+
+T = TypeVar("T")
+
+
+@dataclass
+class Session:
+    """One client's env and episode.
+
+    Attributes:
+        session_id: The server's id of the session (sent in every observation; None for
+            an HTTP one-shot, which holds no session).
+        env_id: The env of the current episode (None before the first reset).
+        episode_id: The client's id of the episode (``reset(episode_id=...)``), if any.
+        step_count: Steps of the current episode.
+        done: Whether the current episode has ended.
+        last_active: ``time.monotonic()`` of the last message.
+        busy: Whether a message is being handled (an idle reaper never closes it then).
+    """
+
+    session_id: str | None
+    env_id: str | None = None
+    episode_id: str | None = None
+    task_id: str | None = None
+    step_count: int = 0
+    done: bool = False
+    last_active: float = field(default_factory=time.monotonic)
+    busy: bool = False
+    envs: dict[str, gym.Env[Any, Any]] = field(default_factory=dict)
+
+    def state(self) -> dict[str, Any]:
+        """OpenEnv's ``state`` of the session."""
+        return {
+            "session_id": self.session_id,
+            "episode_id": self.episode_id,
+            "env_id": self.env_id,
+            "step_count": self.step_count,
+            "task_id": self.task_id,
+            "done": self.done,
+        }
+
+
+class SessionPool:
+    """The sessions of one server: creation under a bound, env work in threads, reaping."""
+
+    def __init__(self, config: ServeConfig, metrics: Metrics) -> None:
+        self.config = config
+        self.metrics = metrics
+        self.sessions: dict[str, Session] = {}
+        self._one_shots = 0
+        self._ids = itertools.count(1)
+        self._executor = ThreadPoolExecutor(config.workers, thread_name_prefix="wikigym-env")
+        self._specs = {e: env_spec(e, **config.spec_kwargs(e)) for e in config.env_ids}
+
+    def warm(self) -> None:
+        """Make and close one env of each id: opens the shared snapshot and TaskSet once and
+        raises their typed errors (a wrong path) before any client connects."""
+        for spec in self._specs.values():
+            make_env(spec).close()
+
+    # ---- capacity ---------------------------------------------------------------------
+    @property
+    def held(self) -> int:
+        """Slots in use: WebSocket sessions and running HTTP one-shots."""
+        return len(self.sessions) + self._one_shots
+
+    def _refuse_if_full(self) -> None:
+        if self.held >= self.config.max_sessions:
+            self.metrics.refused()
+            raise ProtocolError(
+                WireCode.CAPACITY_REACHED,
+                f"server full: {self.held} of {self.config.max_sessions} sessions in use; "
+                "retry later or start the server with a larger --max-sessions",
+            )
+
+    def open(self) -> Session:
+        """A new session (the event loop's thread only, so the bound check is atomic).
+
+        Raises:
+            ProtocolError: ``CAPACITY_REACHED`` when every slot is held.
+        """
+        self._refuse_if_full()
+        session_id = f"s{next(self._ids):08d}"
+        session = Session(session_id=session_id)
+        self.sessions[session_id] = session
+        self.metrics.session_opened()
+        return session
+
+    async def close(self, session: Session, *, expired: bool = False) -> None:
+        """Free the session's slot and close its envs (idempotent)."""
+        if session.session_id is None or self.sessions.pop(session.session_id, None) is None:
+            return
+        self.metrics.session_closed(expired=expired)
+        envs, session.envs = list(session.envs.values()), {}
+        for env in envs:
+            await self.run(env.close)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in an env thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    # ---- episodes -----------------------------------------------------------------------
+    def _env_of(self, session: Session, env_id: str) -> gym.Env[Any, Any]:
+        env = session.envs.get(env_id)
+        if env is None:
+            env = make_env(self._specs[env_id])
+            session.envs[env_id] = env
+        return env
+
+    def reset_sync(self, session: Session, data: dict[str, Any]) -> dict[str, Any]:
+        """Start an episode (in an env thread); the OpenEnv observation data.
+
+        Raises:
+            ProtocolError: Bad reset fields, an env id that is not served, an unknown task.
+        """
+        args = reset_arguments(data)
+        env_id = args.get("env_id", self.config.default_env_id)
+        if env_id not in self._specs:
+            raise ProtocolError(
+                WireCode.VALIDATION_ERROR,
+                f"env_id must be one of {list(self._specs)}, got {env_id!r}",
+            )
+        options = dict(args.get("options") or {})
+        if "task_id" in args:
+            options["task_id"] = args["task_id"]
+        env = self._env_of(session, env_id)
+        session.env_id = None  # until this reset succeeds, a step is refused (NOT_RESET)
+        try:
+            obs, info = env.reset(seed=args.get("seed"), options=options or None)
+        except WikigymError as exc:  # TaskSetError: an unknown task id
+            raise ProtocolError(WireCode.VALIDATION_ERROR, str(exc)) from None
+        session.env_id, session.episode_id = env_id, args.get("episode_id")
+        session.task_id = info.get("task_id")
+        session.step_count, session.done = 0, False
+        self.metrics.reset(env_id)
+        return observation_payload(
+            obs,
+            info,
+            reward=None,
+            terminated=False,
+            truncated=False,
+            session_id=session.session_id,
+            episode_id=session.episode_id,
+        )
+
+    def step_sync(self, session: Session, text: str) -> dict[str, Any]:
+        """One env step (in an env thread); the OpenEnv observation data.
+
+        Raises:
+            ProtocolError: No episode started, or the episode has ended.
+        """
+        if session.env_id is None:
+            raise ProtocolError(WireCode.NOT_RESET, "step before reset: send a reset first")
+        if session.done:
+            raise ProtocolError(
+                WireCode.EPISODE_DONE, "the episode has ended: send a reset to start another"
+            )
+        env = session.envs[session.env_id]
+        start = time.perf_counter()
+        obs, reward, terminated, truncated, info = env.step(text)
+        self.metrics.step(session.env_id, time.perf_counter() - start, info.get("tool_error"))
+        session.step_count += 1
+        session.done = bool(terminated or truncated)
+        return observation_payload(
+            obs,
+            info,
+            reward=float(reward),
+            terminated=terminated,
+            truncated=truncated,
+            session_id=session.session_id,
+            episode_id=session.episode_id,
+        )
+
+    async def one_shot(self, data: dict[str, Any], text: str | None) -> dict[str, Any]:
+        """A stateless HTTP call: a fresh env, a reset, then one step when ``text`` is given."""
+        self._refuse_if_full()
+        self._one_shots += 1
+        session = Session(session_id=None)
+        try:
+            payload = await self.run(self.reset_sync, session, data)
+            if text is not None:
+                payload = await self.run(self.step_sync, session, text)
+            return payload
+        finally:
+            self._one_shots -= 1
+            for env in session.envs.values():
+                await self.run(env.close)
+
+    # ---- idle sessions and shutdown -----------------------------------------------------
+    def idle(self, now: float) -> list[Session]:
+        """Sessions with no message for longer than the idle timeout, in id order."""
+        limit = self.config.idle_timeout_s
+        if limit <= 0:
+            return []
+        return [
+            s
+            for _, s in sorted(self.sessions.items())
+            if not s.busy and now - s.last_active > limit
+        ]
+
+    def shutdown(self) -> None:
+        """Stop the env threads (after every session has been closed)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
