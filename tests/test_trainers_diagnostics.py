@@ -13,6 +13,7 @@ from wikigym.trainers.diagnostics import (
     HealthMonitor,
     HealthThresholds,
     episode_metrics,
+    varying_group_share,
 )
 from wikigym.trainers.episodes import EpisodeRecord, EpisodeSink, repeat_ngram_share
 
@@ -197,3 +198,47 @@ def test_summary_reports_the_learning_signal(tmp_path) -> None:
     assert s["steps_with_varying_groups"] == 2
     assert s["grad_norm_mean"] == pytest.approx(1 / 3) and s["grad_norm_max"] == 0.75
     assert s["nonzero_grad_steps"] == 2
+
+
+def _ep(task_id: str, reward: float | None) -> EpisodeRecord:
+    return EpisodeRecord(task_id=task_id, reward=reward, masked=reward is None)
+
+
+def test_varying_groups_come_from_the_episodes_and_masked_ones_do_not_vary() -> None:
+    """A group varies only if two of its scored rewards differ; a masked episode (TRL: NaN
+    reward, counted as varying by frac_reward_zero_std) makes no group vary."""
+    records = [
+        *(_ep("a", r) for r in (0.0, 1.0, 0.0, 0.0)),  # varies
+        *(_ep("b", r) for r in (0.0, 0.0, 0.0, 0.0)),  # flat
+        *(_ep("c", r) for r in (1.0, None, None, None)),  # one scored reward: flat
+        *(_ep("d", r) for r in (None, None, None, None)),  # all masked: flat
+    ]
+    assert varying_group_share(records) == 0.25
+    assert episode_metrics(records)["diag/varying_group_share"] == 0.25
+    assert varying_group_share([]) == 0.0
+
+
+def test_masked_groups_that_trl_counts_as_varying_still_raise_no_learning_signal(
+    tmp_path,
+) -> None:
+    """Every group flat or masked in the episodes: the alarm fires and the summary says no
+    group varied, although TRL's frac_reward_zero_std (NaN groups) says half did."""
+    from types import SimpleNamespace
+
+    sink = EpisodeSink()
+    stream = io.StringIO()
+    cb = DiagnosticsCallback(sink, output_dir=tmp_path, stream=stream)
+    for step in range(1, 6):
+        for r in (0.0, 0.0, None, None):
+            sink.add(
+                EpisodeRecord(
+                    task_id=f"t{step}", reward=r, masked=r is None, tool_calls=1, valid_tool_calls=1
+                )
+            )
+        state = SimpleNamespace(is_world_process_zero=True, global_step=step, log_history=[])
+        logs = {"loss": 0.0, "reward": 0.0, "frac_reward_zero_std": 0.5, "grad_norm": 0.0}
+        cb.on_log(None, state, None, logs=logs)
+    s = cb.summary()
+    assert s["varying_group_share"] == 0.0 and s["steps_with_varying_groups"] == 0
+    assert [a["name"] for a in s["alarms"]] == ["no_learning_signal"]
+    assert "no_learning_signal" in stream.getvalue()

@@ -142,7 +142,9 @@ def test_cli_cpu_tiny_default_run_shows_a_learning_signal(
     assert built  # the cold start is cached (the suite's cache: see conftest)
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     steps = [r for r in rows if "loss" in r]
-    assert any(r["frac_reward_zero_std"] < 1.0 for r in steps)  # some group's rewards varied
+    # Some group's scored rewards varied: counted from the episodes (TRL's
+    # frac_reward_zero_std counts a group with a masked, NaN reward as varying).
+    assert any(r["diag/varying_group_share"] > 0 for r in steps)
     assert any(r["grad_norm"] > 0 for r in steps)
     summary = json.loads((out / "diagnostics_summary.json").read_text())
     assert summary["tool_calls"] > 0 and summary["tool_call_validity"] > 0

@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wikigym.errors import WikigymError
 from wikigym.outputs import atomic_output
-from wikigym.tasks.taskset import TaskSet
+from wikigym.tasks.taskset import Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
 
-COLD_START_VERSION = 1
+COLD_START_VERSION = 2
 COLD_START_MARKER = "wikigym_cold_start.json"
 
 COMPACT_SYSTEM = (
@@ -54,21 +55,89 @@ def compact_prompt(question: str) -> list[dict[str, str]]:
     ]
 
 
-def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
-    """The oracle chats of ``spec``'s TaskSet with the compact prompt and no tool schema."""
-    from wikigym.trainers.sft import oracle_chats
+SEARCH_KS: tuple[int, ...] = (2, 3, 5)
+"""Result counts the short oracle tries for its searches, smallest first (see
+:func:`compact_chats`)."""
 
+
+def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
+    """Short oracle chats of ``spec``'s TaskSet with the compact prompt and no tool schema.
+
+    Each task's oracle calls are replayed through the env with the smallest search result
+    count of :data:`SEARCH_KS` under which every page the trajectory opens or searches in was
+    shown before (in the question or an earlier observation): the model learns to copy what it
+    read, with observations short enough for a tiny model's context. The largest count is
+    kept when none qualifies. A chat is kept only if its replay gets a positive reward,
+    unmasked; it ends with the answer call (the env's last observation is not a turn the
+    policy plays).
+
+    Raises:
+        WikigymError: ``spec`` has no TaskSet.
+    """
     taskset = spec.taskset()
     if taskset is None:
         raise WikigymError(
             f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
         )
-    out = []
-    for chat in oracle_chats(spec):
-        question = taskset.get(str(chat["task_id"])).question
-        messages = compact_prompt(question) + list(chat["messages"][1:])
-        out.append({"messages": messages, "task_id": chat["task_id"]})
+    env = spec.make()
+    out: list[dict[str, Any]] = []
+    try:
+        for i, task in enumerate(taskset):
+            if not task.oracle:
+                continue
+            for k in SEARCH_KS:
+                replay = _replay(env, task, seed=i, search_k=k)
+                if replay is None:
+                    continue
+                messages, copied = replay
+                if copied or k == SEARCH_KS[-1]:
+                    out.append({"messages": messages, "task_id": task.task_id})
+                    break
+    finally:
+        env.close()
     return out
+
+
+def _replay(
+    env: Any, task: Task, *, seed: int, search_k: int
+) -> tuple[list[dict[str, Any]], bool] | None:
+    """The compact chat of ``task``'s oracle with ``search_k`` results per search, and whether
+    every page argument was shown before it; None when the replay does not solve the task."""
+    env.reset(seed=seed, options={"task_id": task.task_id})
+    messages: list[dict[str, Any]] = compact_prompt(task.question)
+    seen = task.question
+    copied = True
+    reward = 0.0
+    info: dict[str, Any] = {}
+    done = False
+    for call in task.oracle:
+        arguments = dict(call.arguments)
+        if call.name == "search":
+            arguments["k"] = search_k
+        page = arguments.get("page")
+        if isinstance(page, str) and page not in seen:
+            copied = False
+        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {text}}}</tool_call>'
+        obs, step_reward, terminated, truncated, info = env.step(action)
+        reward = float(step_reward)
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": call.name, "arguments": text}}
+                ],
+            }
+        )
+        done = terminated or truncated
+        if done:
+            break
+        messages.append({"role": "tool", "name": call.name, "content": obs})
+        seen += "\n" + obs
+    if not done or info.get("mask") or reward <= 0:
+        return None
+    return messages, copied
 
 
 def compact_rows(spec: EnvSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -87,14 +156,38 @@ class ColdStartRecipe:
 
     seed: int = field(default=0, metadata={"help": "Seed of the weights and the data order."})
     level: str = field(default="easy", metadata={"help": "Task level the trajectories come from."})
+    extra_tasks: int = field(
+        default=300,
+        metadata={"help": "Tasks of the level synthesised on the snapshot besides the TaskSet's."},
+    )
     hidden_size: int = field(default=64, metadata={"help": "Width of the tiny model."})
     num_layers: int = field(default=2, metadata={"help": "Decoder layers of the tiny model."})
     vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary of the tokenizer."})
-    sft_steps: int = field(default=200, metadata={"help": "SFT optimizer steps."})
-    learning_rate: float = field(default=5e-3, metadata={"help": "Constant SFT learning rate."})
-    batch_size: int = field(default=4, metadata={"help": "Chats per SFT batch."})
-    max_length: int = field(default=768, metadata={"help": "Tokens per chat (longer: cut)."})
+    sft_steps: int = field(default=300, metadata={"help": "SFT optimizer steps."})
+    learning_rate: float = field(default=3e-3, metadata={"help": "Peak SFT learning rate."})
+    warmup_steps: int = field(default=20, metadata={"help": "Linear warmup, then cosine decay."})
+    batch_size: int = field(default=8, metadata={"help": "Chats per SFT batch."})
+    max_length: int = field(default=512, metadata={"help": "Tokens per chat (longer: cut)."})
     max_env_steps: int = field(default=8, metadata={"help": "Env step budget of the replays."})
+
+
+def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> TaskSet:
+    """The tasks the cold start is fine-tuned on: ``subset`` (the TaskSet's tasks of the level)
+    and ``recipe.extra_tasks`` more of the level synthesised on the same snapshot (a few
+    dozen chats teach a tiny model the format but not to copy names), without duplicates."""
+    if recipe.extra_tasks <= 0:
+        return subset
+    from wikigym.synth.generate import SynthConfig, generate_tasks
+    from wikigym.tasks.defaults import resolve_resources
+
+    snapshot, _ = resolve_resources(spec.corpus, spec.tasks)
+    extra = generate_tasks(
+        snapshot, SynthConfig(difficulty=recipe.level, n=recipe.extra_tasks, seed=recipe.seed + 1)
+    )
+    ids = {t.task_id for t in subset}
+    questions = {t.question for t in subset}
+    more = [t for t in extra if t.task_id not in ids and t.question not in questions]
+    return TaskSet([*subset, *more], name=f"{subset.name}-coldstart")
 
 
 def level_subset(taskset: TaskSet, level: str) -> TaskSet:
@@ -156,7 +249,15 @@ def build_cold_start_model(
     if marker.is_file():
         return out
     kwargs = {**spec.kwargs, "max_steps": recipe.max_env_steps}
-    chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=subset, kwargs=kwargs)
+    print(
+        f"[wikigym] building the cpu-tiny cold start once (cached in {out}): SFT of a tiny "
+        f"model on oracle trajectories of {recipe.level} tasks, {recipe.sft_steps} steps "
+        "(several minutes on 2 cores)",
+        file=sys.stderr,
+        flush=True,
+    )
+    tasks = training_tasks(spec, subset, recipe)
+    chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=tasks, kwargs=kwargs)
     chats = compact_chats(chats_spec)
     if not chats:
         raise WikigymError(
@@ -177,6 +278,9 @@ def build_cold_start_model(
             tmp / "sft",
             max_steps=recipe.sft_steps,
             learning_rate=recipe.learning_rate,
+            warmup_steps=recipe.warmup_steps,
+            lr_scheduler_type="cosine",
+            assistant_only_loss=True,
             batch_size=recipe.batch_size,
             max_length=recipe.max_length,
             seed=recipe.seed,

@@ -11,6 +11,7 @@ logging step and adds to TRL's log line (so the console, TensorBoard and
 - ``diag/masked_share`` (env budget and length-cut episodes), ``diag/answered_share``;
 - ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``; TRL's
   ``completions/mean_length`` / ``max_length`` are read for the length alarms;
+- ``diag/varying_group_share``: the share of groups whose scored rewards differ;
 - ``diag/alarms``: the number of alarms raised this step.
 
 :class:`HealthMonitor` holds the alarm logic (pure, unit-tested on synthetic sequences):
@@ -19,7 +20,8 @@ logging step and adds to TRL's log line (so the console, TensorBoard and
   >= ``length_growth``) while the reward does not (gain < ``reward_gain``); the repeated 4-gram
   share rising; parse failures rising;
 - no learning signal: over the last ``signal_window`` logged steps, every group's rewards were
-  equal (TRL's ``frac_reward_zero_std`` at 1: all advantages zero, the policy gradient is
+  equal (``diag/varying_group_share`` at 0, from the episodes; TRL's ``frac_reward_zero_std``
+  at 1 without an episode sink: all advantages zero, the policy gradient is
   nothing but the KL term), or no episode made a valid tool call (an answer in the
   ``<answer>`` form counts as a call of the answer tool);
 - train/inference mismatch (vLLM generation): TRL's
@@ -123,7 +125,8 @@ class HealthMonitor:
 
     Feed one dict per logged step to :meth:`update`; keys read: ``reward``,
     ``completions/mean_length``, ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``,
-    ``frac_reward_zero_std``, ``diag/valid_tool_calls_per_episode``,
+    ``diag/varying_group_share`` (else ``frac_reward_zero_std``),
+    ``diag/valid_tool_calls_per_episode``,
     ``diag/answered_share``, ``sampling/sampling_logp_difference/mean``, ``sampling/importance_sampling_ratio/min``
     and ``/max``. Missing or non-finite values are skipped.
     """
@@ -206,9 +209,12 @@ class HealthMonitor:
         """Count the steps in a row with flat groups / no valid call; the value is the longer
         run once one reaches the window. A step that does not report a metric leaves its
         count as it is (not every logging step carries every key)."""
-        flat = _finite(metrics.get("frac_reward_zero_std"))
-        if flat is not None:
-            self._flat_groups = self._flat_groups + 1 if flat >= 1.0 else 0
+        varying = _finite(metrics.get("diag/varying_group_share"))
+        if varying is None:  # no episode sink: TRL's count (NaN groups count as varying)
+            zero_std = _finite(metrics.get("frac_reward_zero_std"))
+            varying = None if zero_std is None else 1.0 - zero_std
+        if varying is not None:
+            self._flat_groups = self._flat_groups + 1 if varying <= 0.0 else 0
         valid = _finite(metrics.get("diag/valid_tool_calls_per_episode"))
         if valid is not None:
             answered = _finite(metrics.get("diag/answered_share")) or 0.0
@@ -280,7 +286,24 @@ def episode_metrics(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     out["diag/parse_failure_rate"] = sum(r.parse_failures > 0 for r in records) / n
     out["diag/completion_chars/mean"] = sum(r.completion_chars for r in records) / n
     out["diag/completion_chars/max"] = float(max(r.completion_chars for r in records))
+    out["diag/varying_group_share"] = varying_group_share(records)
     return out
+
+
+def varying_group_share(records: Iterable[EpisodeRecord]) -> float:
+    """The share of groups (episodes of one task) whose scored rewards differ: the groups
+    that give GRPO a nonzero advantage. Masked episodes carry no reward, so a group with
+    fewer than two scored episodes is flat (TRL's ``frac_reward_zero_std`` counts a group
+    with a NaN reward as varying). 0.0 for no episodes."""
+    groups: dict[str, list[float]] = {}
+    for r in records:
+        rewards = groups.setdefault(r.task_id, [])
+        if not r.masked and r.reward is not None:
+            rewards.append(float(r.reward))
+    if not groups:
+        return 0.0
+    varying = sum(len(v) >= 2 and max(v) > min(v) for v in groups.values())
+    return varying / len(groups)
 
 
 class DiagnosticsCallback(TrainerCallback):
@@ -344,16 +367,22 @@ class DiagnosticsCallback(TrainerCallback):
     def summary(self) -> dict[str, Any]:
         """End-of-run numbers: episodes, masked share, tool validity, errors, alarms, first and
         last reward, and the learning signal: the share of groups whose rewards varied (nonzero
-        advantages; from TRL's ``frac_reward_zero_std``) and the gradient norms."""
+        advantages; from the episodes, :func:`varying_group_share`) and the gradient norms."""
         rewards = [h["reward"] for h in self.history if isinstance(h.get("reward"), float)]
         calls = self._totals.get("tool_calls", 0)
-        flat = [
-            v for h in self.history if (v := _finite(h.get("frac_reward_zero_std"))) is not None
+        shares = [
+            v for h in self.history if (v := _finite(h.get("diag/varying_group_share"))) is not None
         ]
+        if not shares:  # no episode sink: TRL's count
+            shares = [
+                1.0 - v
+                for h in self.history
+                if (v := _finite(h.get("frac_reward_zero_std"))) is not None
+            ]
         norms = [v for h in self.history if (v := _finite(h.get("grad_norm"))) is not None]
         return {
-            "varying_group_share": 1.0 - sum(flat) / len(flat) if flat else None,
-            "steps_with_varying_groups": sum(v < 1.0 for v in flat),
+            "varying_group_share": sum(shares) / len(shares) if shares else None,
+            "steps_with_varying_groups": sum(v > 0.0 for v in shares),
             "grad_norm_mean": sum(norms) / len(norms) if norms else None,
             "grad_norm_max": max(norms) if norms else None,
             "nonzero_grad_steps": sum(v > 0 for v in norms),

@@ -195,12 +195,18 @@ def run_sft(
     seed: int = 0,
     use_cpu: bool = False,
     bf16: bool | None = None,
+    assistant_only_loss: bool = False,
+    warmup_steps: int = 0,
+    lr_scheduler_type: str = "constant",
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
     history (loss per logging step) goes to ``OUTPUT_DIR/log_history.json``. ``bf16``: None
     keeps TRL's default (bf16 autocast); False trains in float32, which a later trainer in the
-    same process (accelerate's state is process-wide) and a CPU need."""
+    same process (accelerate's state is process-wide) and a CPU need. ``assistant_only_loss``:
+    the loss counts the assistant turns only (TRL swaps in its training chat template with
+    ``{% generation %}`` markers), so a small model spends no capacity predicting
+    observations. ``warmup_steps`` and ``lr_scheduler_type``: TRL's (default: constant)."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.grpo import load_tokenizer
@@ -218,7 +224,9 @@ def run_sft(
         seed=seed,
         use_cpu=use_cpu,
         **({} if bf16 is None else {"bf16": bf16}),
-        lr_scheduler_type="constant",
+        lr_scheduler_type=lr_scheduler_type,
+        warmup_steps=warmup_steps,
+        assistant_only_loss=assistant_only_loss,
         dataloader_num_workers=0,
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
