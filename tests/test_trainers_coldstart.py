@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("transformers")
@@ -11,6 +13,7 @@ from wikigym.tasks.defaults import default_resources
 from wikigym.trainers.adapter import EnvSpec, dataset_rows
 from wikigym.trainers.coldstart import (
     COMPACT_SYSTEM,
+    SEARCH_KS,
     ColdStartRecipe,
     cold_start_key,
     compact_chats,
@@ -18,6 +21,7 @@ from wikigym.trainers.coldstart import (
     level_subset,
 )
 from wikigym.trainers.grpo import TrainConfig, env_spec_for, uses_cold_start
+from wikigym.trainers.sft import oracle_chats
 
 
 def test_level_subset_and_key() -> None:
@@ -43,6 +47,39 @@ def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
     assert first[1]["content"].startswith("Question: ")
     assert first[2]["tool_calls"][0]["function"]["name"] == "search"
     assert first[3]["role"] == "tool" and "[p" in first[3]["content"]  # the env's real result
+    env = spec.make()
+    for i, chat in enumerate(chats):
+        msgs = chat["messages"]
+        calls = [m["tool_calls"][0]["function"] for m in msgs if m["role"] == "assistant"]
+        assert calls[-1]["name"] == "answer" and msgs[-1]["role"] == "assistant"  # ends there
+        # Replayed through the env, the chat's own calls solve its task.
+        env.reset(seed=i, options={"task_id": chat["task_id"]})
+        for call in calls:
+            action = f'<tool_call>{{"name": "{call["name"]}", "arguments": {call["arguments"]}}}</tool_call>'
+            _, reward, terminated, _, _ = env.step(action)
+        assert terminated and reward == 1.0
+    env.close()
+    # Short observations: most chats need 2 search results, each page read was shown before.
+    ks = [
+        json.loads(m["tool_calls"][0]["function"]["arguments"])["k"]
+        for c in chats
+        for m in c["messages"]
+        if m["role"] == "assistant" and m["tool_calls"][0]["function"]["name"] == "search"
+    ]
+    assert max(ks) <= 5 and ks.count(2) > len(ks) // 2
+    for chat in chats:
+        shown, pages, chat_ks = "", [], []
+        for m in chat["messages"]:
+            if m["role"] != "assistant":
+                shown += m["content"]
+                continue
+            args = json.loads(m["tool_calls"][0]["function"]["arguments"])
+            chat_ks += [args["k"]] if "k" in args else []
+            pages += [args["page"] in shown] if "page" in args else []
+        if max(chat_ks, default=0) < SEARCH_KS[-1]:  # a smaller k was kept: pages were shown
+            assert all(pages)
+    full = sum(len(json.dumps(c["messages"])) for c in oracle_chats(spec))
+    assert sum(len(json.dumps(c["messages"])) for c in chats) < 0.8 * full
     rows = compact_rows(spec, dataset_rows(spec, num_rows=3))
     assert [r["prompt"][0]["content"] for r in rows] == [COMPACT_SYSTEM] * 3
 
