@@ -4,14 +4,14 @@ A random-weight tiny model emits no tool calls, so GRPO on it sees reward 0 in e
 learns nothing. :func:`build_cold_start_model` makes the starting point that shows a learning
 signal instead: the tiny model (:func:`wikigym.trainers.tiny.build_tiny_model`, tokenizer
 trained locally), fine-tuned through TRL's ``SFTTrainer`` (:func:`wikigym.trainers.sft.run_sft`)
-on the oracle trajectories (:func:`wikigym.trainers.sft.oracle_chats`) of one level of a
-TaskSet (the easy tasks by default). After it the policy calls the tools in the env's format and
+on short oracle trajectories (:func:`compact_chats`, replayed through the env) of one level of a
+TaskSet (the easy tasks by default) and of more tasks of that level synthesised on the same
+snapshot (:func:`training_tasks`), with the loss on the assistant turns only. After it the policy calls the tools in the env's format and
 solves some episodes, so rewards vary within GRPO groups.
 
 The chats use the compact prompt (:func:`compact_prompt`): a short system text that names the
 tools and shows the call format, then the question. The env's full first observation and the
-tools JSON of the chat template take ~1,600 tokens, which makes each SFT step of a tiny model
-~20x slower on a CPU; the call format stays the one the env parses (``<tool_call>`` JSON), and
+tools JSON of the chat template take ~1,600 tokens, a short compact chat ~400; the call format stays the one the env parses (``<tool_call>`` JSON), and
 tool results are the env's own observations. GRPO from this checkpoint must use the same
 prompt (:func:`compact_rows`, with the rollout of :mod:`wikigym.trainers.rollout` and no tool
 schema in the prompt).
