@@ -320,7 +320,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
 
-    measure("untrained", base)
+    command = "python benchmarks/bench_learning_search.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    order = {"untrained": 0, "sft": 1, "grpo": 2}
+    chats: list[dict[str, Any]] = []
+
+    def write(complete: bool) -> dict[str, Any]:
+        """The result so far (after each stage, so a run cut short keeps what it measured)."""
+        result = {
+            "smoke": args.smoke,
+            "complete": complete,
+            "note": "SMOKE RUN: tiny sizes, a pipeline check, not the result" if args.smoke else "",
+            "stages": sorted(stages, key=lambda st: order[st["name"]]),
+            "command": command.strip(),
+            "sizes": sizes.__dict__,
+            "train": {
+                "world_seed": args.train_world_seed,
+                "tasks": sizes.train_tasks,
+                "sft_chats": len(chats),
+            },
+            "heldout": {"world_seed": args.heldout_world_seed, "tasks": sizes.heldout},
+            "seconds": {k: round(v, 1) for k, v in timings.items()}
+            | {"total": round(time.perf_counter() - t0, 1)},
+            "cpu_seconds": round(time.process_time() - c0, 1),
+            "machine": "2 CPU cores (shared), torch CPU, 1 thread",
+        }
+        tmp = RESULTS / f".{tag}.json.tmp"
+        tmp.write_text(json.dumps(result, indent=2) + "\n")
+        tmp.replace(RESULTS / f"{tag}.json")
+        return result
+
+    # The trained stages first: a run cut short (a loaded machine) keeps the informative ones.
     t = time.perf_counter()
     chats = compact_chats(train)
     sft_dir = work / "sft"
@@ -343,33 +374,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     history_file = sft_dir / "log_history.json"
     sft_loss = [h for h in json.loads(history_file.read_text()) if "loss" in h]
     measure("sft", sft)
+    write(False)
     t = time.perf_counter()
     grpo, history = run_grpo(sft, train, work / "grpo", steps=sizes.grpo_steps, seed=args.seed)
     timings["grpo"] = time.perf_counter() - t
     measure("grpo", grpo)
-
-    command = "python benchmarks/bench_learning_search.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
-    result = {
-        "smoke": args.smoke,
-        "note": "SMOKE RUN: tiny sizes, a pipeline check, not the result" if args.smoke else "",
-        "stages": stages,
-        "command": command.strip(),
-        "sizes": sizes.__dict__,
-        "train": {
-            "world_seed": args.train_world_seed,
-            "tasks": sizes.train_tasks,
-            "sft_chats": len(chats),
-        },
-        "heldout": {"world_seed": args.heldout_world_seed, "tasks": sizes.heldout},
-        "seconds": {k: round(v, 1) for k, v in timings.items()}
-        | {"total": round(time.perf_counter() - t0, 1)},
-        "cpu_seconds": round(time.process_time() - c0, 1),
-        "machine": "2 CPU cores (shared), torch CPU, 1 thread",
-    }
-    (RESULTS / f"{tag}.json").write_text(json.dumps(result, indent=2) + "\n")
+    write(False)
     plot(RESULTS, tag, stages, sft_loss, history)
+    measure("untrained", base)
+    result = write(True)
+    plot(RESULTS, tag, sorted(stages, key=lambda st: order[st["name"]]), sft_loss, history)
     print(json.dumps(result, indent=2))
     return 0
 
