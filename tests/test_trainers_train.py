@@ -127,6 +127,8 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
     assert config["env"] == "WikiSearch-v0" and config["rollout"] == rollout
 
 
+# Its first run builds the cold start (SFT, tens of minutes on a loaded 2-core machine).
+@pytest.mark.timeout(3600)
 def test_cli_cpu_tiny_default_run_shows_a_learning_signal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
