@@ -212,6 +212,7 @@ def run_sft(
     from wikigym.trainers.grpo import load_tokenizer
 
     tokenizer = load_tokenizer(model)
+    dtype: dict[str, Any] = {} if bf16 is None else {"bf16": bf16}
     args = SFTConfig(
         output_dir=str(output_dir),
         max_steps=max_steps,
@@ -223,7 +224,7 @@ def run_sft(
         report_to=[],
         seed=seed,
         use_cpu=use_cpu,
-        **({} if bf16 is None else {"bf16": bf16}),
+        **dtype,
         lr_scheduler_type=lr_scheduler_type,
         warmup_steps=warmup_steps,
         assistant_only_loss=assistant_only_loss,
