@@ -317,7 +317,7 @@ def run_retriever(cmd: list[str], port: int, clients: list[int], queries: list[s
         line = retr.stdout.readline().strip()
         if line != "ready":
             raise SystemExit(f"{name} did not start: {line!r}")
-        _wait_http(f"http://127.0.0.1:{port}/docs")
+        wait_http(f"http://127.0.0.1:{port}/docs")
         asyncio.run(drive_retriever(f"http://127.0.0.1:{port}", 1, queries))  # warm (JVM, JIT)
         for n in clients:
             lat, wall, err = asyncio.run(drive_retriever(f"http://127.0.0.1:{port}", n, queries))
@@ -453,7 +453,7 @@ def common_free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, timeout: float = 60) -> None:
+def wait_http(url: str, timeout: float = 60) -> None:
     import urllib.request
 
     deadline = time.monotonic() + timeout
@@ -473,6 +473,9 @@ def main() -> None:
     parser.add_argument("--tasks", help="TaskSet (default: the default TaskSet)")
     parser.add_argument("--sessions", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 64, 256])
+    parser.add_argument(
+        "--parts", nargs="+", choices=["sessions", "search"], default=["sessions", "search"]
+    )
     parser.add_argument(
         "--episodes-per-session", type=int, default=3, help="episodes each session runs in turn"
     )
@@ -499,8 +502,10 @@ def main() -> None:
         "snapshot_id": snapshot.snapshot_id,
         "passages": snapshot.num_passages,
         "loadavg_before": load_before,
-        "sessions": bench_sessions(args, tasks, corpus, tasks_path),
-        "search": bench_search(args, tasks, corpus, tasks_path),
+        "sessions": bench_sessions(args, tasks, corpus, tasks_path)
+        if "sessions" in args.parts
+        else [],
+        "search": bench_search(args, tasks, corpus, tasks_path) if "search" in args.parts else [],
         "loadavg_after": os.getloadavg(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
