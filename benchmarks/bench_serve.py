@@ -540,7 +540,25 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
         f"only for its own CPU. Each session runs {args.episodes_per_session} episodes in turn.",
         "",
     ]
-    md.append(common.markdown_table(
+    if result["sessions"]:
+        md.append(sessions_table(result["sessions"]))
+    if result["search"]:
+        md += ["", "Search only (k=5), the same queries:", ""]
+        md.append(common.markdown_table(
+            ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
+            [[r["system"], r["clients"], f"{r['calls']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",
+              f"{r['p99_ms']:.2f}", r["errors"]] for r in result["search"]],
+        ))  # fmt: skip
+        if not any("Lucene" in r["system"] for r in result["search"]):
+            md += [
+                "",
+                "Pyserini's Lucene peer: not run (no Python with pyserini; see --lucene-python).",
+            ]
+    return "\n".join(md) + "\n"
+
+
+def sessions_table(sessions: list[dict[str, Any]]) -> str:
+    return common.markdown_table(
         ["sessions", "steps", "tool calls/s (wall)", "per server CPU s", "p50 ms", "p99 ms",
          "in-process steps/s (wall)", "per CPU s", "served/in-process wall", "served/in-process CPU",
          "server CPU s", "client CPU s", "server RSS idle MB", "RSS/idle session KB", "errors",
@@ -550,20 +568,8 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
           f"{r['in_process_steps_per_cpu_s']:.0f}", f"{r['served_over_in_process_wall']:.2f}",
           f"{r['served_over_in_process_cpu']:.2f}", f"{r['server_cpu_s']:.2f}", f"{r['client_cpu_s']:.2f}",
           f"{r['server_rss_idle_mb']:.0f}", f"{r['rss_per_idle_session_kb']:.0f}", r["errors"], r["crosstalk"],
-          f"{r['loadavg_1m']:.1f}"] for r in result["sessions"]],
-    ))  # fmt: skip
-    md += ["", "Search only (k=5), the same queries:", ""]
-    md.append(common.markdown_table(
-        ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
-        [[r["system"], r["clients"], f"{r['calls']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",
-          f"{r['p99_ms']:.2f}", r["errors"]] for r in result["search"]],
-    ))  # fmt: skip
-    if not any("Lucene" in r["system"] for r in result["search"]):
-        md += [
-            "",
-            "Pyserini's Lucene peer: not run (no Python with pyserini; see --lucene-python).",
-        ]
-    return "\n".join(md) + "\n"
+          f"{r['loadavg_1m']:.1f}"] for r in sessions],
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
