@@ -129,27 +129,12 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
-        ok = self.relations
-        rel = graph.f_rel
-        self.entities = np.array(
-            sorted(
-                e
-                for e, rows in graph.out_rows.items()
-                if isinstance(e, int) and any(rel[r] in ok for r in rows)
-            ),
-            dtype=np.int64,
-        )
-        lit_rows, role_rows = [], []
-        for i, (r, o) in enumerate(zip(rel, graph.f_obj, strict=True)):
-            if r not in ok:
-                continue
-            if isinstance(o, str):
-                if len(graph.fwd[r][graph.f_subj[i]]) == 1:
-                    lit_rows.append(i)
-            elif relation_text(r).role:
-                role_rows.append(i)
-        self.literal_rows = np.array(lit_rows, dtype=np.int64)
-        self.role_rows = np.array(role_rows, dtype=np.int64)
+        ok = graph.rows_with(self.relations)
+        self.entities = np.unique(graph.subj[ok]).astype(np.int64)
+        single = ok & graph.single_literal_rows()
+        self.literal_rows = np.flatnonzero(single).astype(np.int64)
+        roles = graph.rows_with(r for r in self.relations if relation_text(r).role)
+        self.role_rows = np.flatnonzero(roles & graph.entity_rows()).astype(np.int64)
 
     # ---- entry --------------------------------------------------------------------
     def draft(self, level: str, form: str, want_yes: bool = True) -> Draft | None:
@@ -375,9 +360,10 @@ class Sampler:
         g = self.g
         if g.rel_types.get(relation) in ("date", "number", "entity"):
             return False
-        values = g.inv.get(relation, {})
-        facts = sum(len(v) for v in values.values())
-        return len(values) < MIN_LITERAL_VALUES and facts >= CLOSED_SHARE * len(values)
+        if relation not in g.inv:
+            return False
+        values = g.inv[relation]
+        return len(values) < MIN_LITERAL_VALUES and values.pairs() >= CLOSED_SHARE * len(values)
 
     def _count(self, shape: Shape) -> Draft | None:
         if not len(self.role_rows):
