@@ -396,6 +396,7 @@ class KnowledgeGraph:
         self.kinds = Codes(kind_codes, kind_names)
         self._kind_index = {k: i for i, k in enumerate(kind_names)}
         self._members: dict[str, frozenset[int]] = {}
+        self._measured: dict[str, frozenset[int]] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -624,15 +625,35 @@ class KnowledgeGraph:
         a, b = self._rel_index.get(rel_a), self._rel_index.get(rel_b)
         if a is None or b is None:
             return frozenset()
+        fb = self._fwd_bounds
+        rows_a, rows_b = self.fwd_rows[fb[a] : fb[a + 1]], self.fwd_rows[fb[b] : fb[b + 1]]
+        sa, sb = self.fwd_subj[fb[a] : fb[a + 1]], self.fwd_subj[fb[b] : fb[b + 1]]
+        if not len(sa) or not len(sb):
+            return frozenset()
+        # Only subjects under both relations can qualify (both segments are sorted).
+        both_a = sb[np.minimum(np.searchsorted(sb, sa), len(sb) - 1)] == sa
+        both_b = sa[np.minimum(np.searchsorted(sa, sb), len(sa) - 1)] == sb
 
-        def pairs(code: int) -> np.ndarray:
-            rows = self.fwd_rows[self._fwd_bounds[code] : self._fwd_bounds[code + 1]]
-            return (self.subj[rows].astype(np.int64) << 32) | (
-                self.obj[rows].astype(np.int64) + 2**31
+        def pairs(rows: np.ndarray) -> np.ndarray:
+            return np.sort(
+                (self.subj[rows].astype(np.int64) << 32) | (self.obj[rows].astype(np.int64) + 2**31)
             )
 
-        both = np.intersect1d(pairs(a), pairs(b))
-        return frozenset(np.unique(both >> 32).tolist())
+        ka, kb = pairs(rows_a[both_a]), pairs(rows_b[both_b])
+        hit = ka[kb[np.minimum(np.searchsorted(kb, ka), len(kb) - 1)] == ka] if len(kb) else ka[:0]
+        return frozenset((hit >> 32).tolist())
+
+    def measured_subjects(self, relation: str) -> frozenset[int]:
+        """Subjects with a measured ``relation`` fact (kept once built: one per relation)."""
+        got = self._measured.get(relation)
+        if got is None:
+            i = self._rel_index.get(relation)
+            if i is None:
+                return frozenset()
+            b = self._range_bounds
+            got = frozenset(self.range_subj[b[i] : b[i + 1]].tolist())
+            self._measured[relation] = got
+        return got
 
     def nbytes(self) -> int:
         """Bytes held by the graph's arrays and strings (the members cache aside)."""
@@ -643,12 +664,12 @@ class KnowledgeGraph:
             self.val_measure, self.out_rows._order, self.out_rows._offsets,
             self.in_rows._order, self.in_rows._offsets,
         ]  # fmt: skip
-        strings = [self.titles, self.lit_keys, self.val_surfaces]
+        strings = [self.titles, self.lit_keys, self.val_surfaces, self.redirects, self.val_aliases]
         return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings)
 
 
-# ---- the build: DuckDB sorts and groups, Python sees each distinct value once ------------
-CHUNK_FACTS = 1_000_000  # facts fetched per query while streaming the table
+# ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
+CHUNK_FACTS = 1_000_000  # facts per query while streaming; distinct values per group query
 
 # Each fact's object, spelled as one string that tells spellings apart exactly (lengths
 # prefix the fields, so no separator inside a value can make two spellings collide).
@@ -658,15 +679,65 @@ _VKEY = (
     " length(coalesce(f.object, '')), ':', coalesce(f.object, ''),"
     " CASE WHEN f.object_title IS NULL THEN '-' ELSE '+' || f.object_title END)"
 )
+_MISSING = -2  # the passage of a fact is not in the snapshot
 
 
-def _fact_filter(source: str) -> str:
-    # Real data: typed facts only, located by the build in a passage of their subject.
-    typed = "" if source == "world" else " AND f.typed AND p.doc_id = f.subject_doc_id"
-    return (
-        "FROM facts f JOIN passages p ON p.passage_id = f.passage_id"
-        f" WHERE f.source = ? AND f.subject_doc_id IS NOT NULL{typed}"
-    )
+def _where(source: str) -> str:
+    # Real data: typed facts only (and, checked in numpy, located in a passage of their
+    # subject); world data: every fact whose passage exists.
+    typed = "" if source == "world" else " AND f.typed"
+    return f"FROM facts f WHERE f.source = ? AND f.subject_doc_id IS NOT NULL{typed}"
+
+
+class _PassageDocs:
+    """passage_id -> doc id of the snapshot's passages, read in chunks into one array
+    (-1: a passage without a doc id, ``_MISSING``: no such passage)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        span = snapshot.sql(
+            "SELECT min(passage_id) AS lo, max(passage_id) AS hi, count(*) AS n FROM passages"
+        ).to_pylist()[0]
+        n = int(span["n"] or 0)
+        lo, hi = (int(span["lo"]), int(span["hi"])) if n else (0, -1)
+        self._base = lo
+        self._dense = n == 0 or hi - lo + 1 <= 2 * n + 1024
+        ids, docs = [], []
+        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // max(n, 1)))
+        for start in range(lo, hi + 1, step):
+            t = snapshot.sql(
+                "SELECT passage_id, doc_id FROM passages WHERE passage_id >= ?"
+                " AND passage_id < ? ORDER BY passage_id",
+                [start, start + step],
+            )
+            ids.append(t.column("passage_id").to_numpy())
+            docs.append(t.column("doc_id").fill_null(-1).to_numpy().astype(np.int64))
+        pid = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
+        if self._dense:
+            self._docs = np.full(max(hi - lo + 1, 0), _MISSING, dtype=np.int64)
+            self._docs[pid - lo] = doc
+        else:
+            self._ids, self._docs = pid, doc
+
+    def docs(self, pids: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The doc ids of ``pids`` (``_MISSING`` where not ``valid`` or not a passage)."""
+        out = np.full(len(pids), _MISSING, dtype=np.int64)
+        if not len(self._docs):
+            return out
+        if self._dense:
+            i = pids - self._base
+            ok = valid & (i >= 0) & (i < len(self._docs))
+            out[ok] = self._docs[i[ok]]
+        else:
+            j = np.minimum(np.searchsorted(self._ids, pids), len(self._ids) - 1)
+            ok = valid & (self._ids[j] == pids)
+            out[ok] = self._docs[j[ok]]
+        return out
+
+
+def _located(source: str, pdoc: np.ndarray, subj: np.ndarray) -> np.ndarray:
+    """Which facts the graph takes: their passage exists (and, off-world, is their subject's)."""
+    return pdoc != _MISSING if source == "world" else pdoc == subj
 
 
 def _dense(column: pa.ChunkedArray, doc_ids: np.ndarray, n: int) -> pa.Array:
@@ -717,110 +788,145 @@ def _articles(
     return titles, redirects, kinds, names
 
 
-def _values(rows: pa.Table, source: str) -> _Values:
-    """Clean each distinct object spelling once: what it reads as, or that it is dropped."""
-    n = rows.num_rows
-    keep = np.zeros(n, dtype=bool)
-    entity = rows.column("ent").to_numpy(zero_copy_only=False).astype(bool)
-    measure = np.full(n, np.nan)
-    vtypes = np.zeros(n, dtype=np.int16)
-    vt_names: list[str] = []
-    vt_index: dict[str, int] = {}
-    surfaces: list[str] = []
-    key_of: list[str | None] = []
-    aliases: list[str] = []
-    alias_off = np.zeros(n + 1, dtype=np.int64)
-    it = zip(
-        rows.column("vt").to_pylist(),
-        rows.column("obj").to_pylist(),
-        rows.column("ot").to_pylist(),
-        strict=True,
-    )
-    for i, (vt, obj, obj_title) in enumerate(it):
-        obj = obj or ""
-        surface, key, vt_out, extra = "", None, "", ()
-        if entity[i]:
-            keep[i], surface, vt_out = True, obj_title or obj, "entity"
-        elif source == "world" or _clean_value(vt, obj):
-            lit = clean_literal("text" if vt == "entity" else vt, obj)
-            if lit is not None:
-                keep[i], surface, key = True, lit.surface, lit.key
-                vt_out = "text" if vt == "entity" else vt
-                extra = lit.aliases
-                if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
-                    extra = (*extra, obj_title)
-                if lit.measure is not None:
-                    measure[i] = lit.measure
-        if vt_out not in vt_index:
-            vt_index[vt_out] = len(vt_names)
-            vt_names.append(vt_out)
-        vtypes[i] = vt_index[vt_out]
-        surfaces.append(surface)
-        key_of.append(key)
-        aliases.extend(extra)
-        alias_off[i + 1] = len(aliases)
-    keys = sorted({k for k in key_of if k is not None})
-    kid = {k: i for i, k in enumerate(keys)}
-    key = np.array([kid[k] if k is not None else -1 for k in key_of], dtype=np.int32)
-    return _Values(
-        keep,
-        entity,
-        key,
-        vtypes,
-        measure,
-        vt_names,
-        Strings.from_list(surfaces),
-        Lists(Strings.from_list(aliases), alias_off),
-        Strings.from_list(keys),
-    )
+@dataclass(slots=True)
+class _ValueParts:
+    """The distinct object spellings, cleaned in Python once each, gathered by group."""
+
+    keep: list[np.ndarray]
+    entity: list[np.ndarray]
+    vtype: list[np.ndarray]
+    measure: list[np.ndarray]
+    surfaces: list[pa.Array]
+    keys: list[pa.Array]
+    aliases: list[pa.Array]
+    vkeys: list[pa.Array]
+    vtype_index: dict[str, int]
+
+    def add(self, rows: pa.Table, source: str) -> None:
+        """Clean one group of distinct spellings: what each reads as, or that it is dropped."""
+        n = rows.num_rows
+        keep = np.zeros(n, dtype=bool)
+        entity = rows.column("ent").to_numpy(zero_copy_only=False).astype(bool)
+        measure = np.full(n, np.nan)
+        vtypes = np.zeros(n, dtype=np.int16)
+        surfaces: list[str] = []
+        keys: list[str | None] = []
+        aliases: list[tuple[str, ...]] = []
+        vt_index = self.vtype_index
+        it = zip(
+            rows.column("vt").to_pylist(),
+            rows.column("obj").to_pylist(),
+            rows.column("ot").to_pylist(),
+            strict=True,
+        )
+        for i, (vt, obj, obj_title) in enumerate(it):
+            obj = obj or ""
+            surface, key, vt_out, extra = "", None, "", ()
+            if entity[i]:
+                keep[i], surface, vt_out = True, obj_title or obj, "entity"
+            elif source == "world" or _clean_value(vt, obj):
+                lit = clean_literal("text" if vt == "entity" else vt, obj)
+                if lit is not None:
+                    keep[i], surface, key = True, lit.surface, lit.key
+                    vt_out = "text" if vt == "entity" else vt
+                    extra = lit.aliases
+                    if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
+                        extra = (*extra, obj_title)
+                    if lit.measure is not None:
+                        measure[i] = lit.measure
+            vtypes[i] = vt_index.setdefault(vt_out, len(vt_index))
+            surfaces.append(surface)
+            keys.append(key)
+            aliases.append(extra)
+        self.keep.append(keep)
+        self.entity.append(entity)
+        self.vtype.append(vtypes)
+        self.measure.append(measure)
+        self.surfaces.append(pa.array(surfaces, pa.large_string()))
+        self.keys.append(pa.array(keys, pa.large_string()))
+        self.aliases.append(pa.array(aliases, pa.large_list(pa.large_string())))
+        self.vkeys.append(rows.column("vkey").combine_chunks().cast(pa.large_string()))
+
+    def finish(self, used: np.ndarray) -> tuple[_Values, pa.Array]:
+        """The values, literal keys numbered over the ``used`` values only (sorted keys), and
+        the spellings array that fact rows are matched against."""
+
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        def cat_arrow(parts: list[pa.Array], typ: pa.DataType) -> pa.Array:
+            return pa.concat_arrays(parts) if parts else pa.array([], typ)
+
+        key_of = cat_arrow(self.keys, pa.large_string())
+        used_keys = pc.drop_null(key_of.take(pa.array(used, pa.int64())))
+        keys = pc.unique(used_keys)
+        keys = keys.take(pc.sort_indices(keys))
+        kid = pc.index_in(key_of, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False)
+        vt_names = sorted(self.vtype_index, key=self.vtype_index.__getitem__)
+        values = _Values(
+            cat(self.keep, bool),
+            cat(self.entity, bool),
+            kid.astype(np.int32),
+            cat(self.vtype, np.int16),
+            cat(self.measure, np.float64),
+            vt_names,
+            Strings.from_arrow(cat_arrow(self.surfaces, pa.large_string())),
+            Lists.from_arrow(cat_arrow(self.aliases, pa.large_list(pa.large_string()))),
+            Strings.from_arrow(keys),
+        )
+        return values, cat_arrow(self.vkeys, pa.large_string())
 
 
 def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
-    """The graph of ``snapshot``, its facts streamed from DuckDB ``CHUNK_FACTS`` at a time.
+    """The graph of ``snapshot``: facts streamed from DuckDB ``CHUNK_FACTS`` at a time, the
+    distinct object spellings grouped in DuckDB in as many hash-partitioned pieces, so that
+    neither DuckDB nor Python ever holds more than one piece of the table.
 
     Raises:
         SynthError: The snapshot has no usable fact.
     """
     world = snapshot.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
     source = "world" if world.column("n")[0].as_py() > 0 else "infobox"
-    where = _fact_filter(source)
     skip = sorted(SKIP_RELATIONS)
-    kept = f"{where} AND NOT list_contains(?, f.relation)"
-    inst = snapshot.sql(
-        f"SELECT f.subject_doc_id AS s, f.object AS o {where} AND f.relation = 'instance_of'"
-        " ORDER BY f.fact_id",
-        [source],
-    )
-    bounds = snapshot.sql("SELECT min(doc_id) AS lo, max(doc_id) AS hi FROM articles").to_pylist()[
-        0
-    ]
+    kept = f"{_where(source)} AND NOT list_contains(?, f.relation)"
     span = snapshot.sql(
         "SELECT min(fact_id) AS lo, max(fact_id) AS hi, count(*) AS n, max(subject_doc_id) AS s,"
-        f" max(object_doc_id) AS o {kept}",
+        f" max(object_doc_id) AS o, min(passage_id) AS plo, max(passage_id) AS phi {kept}",
         [source, skip],
     ).to_pylist()[0]
-    top = max(bounds["hi"] if bounds["hi"] is not None else -1, span["s"] or 0, span["o"] or 0)
-    n_docs = top + 1
-    # The distinct object spellings, in order of their first fact.
-    distinct = snapshot.sql(
-        f"SELECT v AS vkey, any_value(ent) AS ent, any_value(vt) AS vt, any_value(obj) AS obj,"
-        " any_value(ot) AS ot, min(fid) AS first FROM (SELECT "
-        f"{_VKEY} AS v, (f.value_type = 'entity' AND f.object_doc_id IS NOT NULL) AS ent,"
-        " f.value_type AS vt, f.object AS obj, f.object_title AS ot, f.fact_id AS fid"
-        f" {kept}) GROUP BY v ORDER BY first",
-        [source, skip],
-    )
-    values = _values(distinct, source)
-    vset = distinct.column("vkey").combine_chunks()
-    del distinct
+    docs_hi = snapshot.sql("SELECT max(doc_id) AS hi FROM articles").to_pylist()[0]["hi"]
+    n_docs = max(docs_hi if docs_hi is not None else -1, span["s"] or 0, span["o"] or 0) + 1
+    n_facts = int(span["n"] or 0)
+    passages = _PassageDocs(snapshot)
+    # The distinct object spellings, grouped by DuckDB one hash partition at a time.
+    parts = _ValueParts([], [], [], [], [], [], [], [], {})
+    pieces = max(1, -(-n_facts // CHUNK_FACTS))
+    for piece in range(pieces):
+        parts.add(
+            snapshot.sql(
+                "SELECT v AS vkey, any_value(ent) AS ent, any_value(vt) AS vt,"
+                " any_value(obj) AS obj, any_value(ot) AS ot FROM (SELECT"
+                f" {_VKEY} AS v, (f.value_type = 'entity' AND f.object_doc_id IS NOT NULL) AS ent,"
+                f" f.value_type AS vt, f.object AS obj, f.object_title AS ot {kept})"
+                " WHERE hash(v) % ? = ? GROUP BY v ORDER BY v",
+                [source, skip, pieces, piece],
+            ),
+            source,
+        )
+    vset = pa.concat_arrays(parts.vkeys) if parts.vkeys else pa.array([], pa.large_string())
+    keep = np.concatenate(parts.keep) if parts.keep else np.zeros(0, dtype=bool)
+    entity = np.concatenate(parts.entity) if parts.entity else np.zeros(0, dtype=bool)
+    nodes_dt = index_dtype(max(n_docs, len(vset)))
+    fid_dt = index_dtype(max(abs(span["lo"] or 0), abs(span["hi"] or 0)))
+    pid_dt = index_dtype(max(abs(span["plo"] or 0), abs(span["phi"] or 0)))
     rel_names: list[str] = []
     rel_index: dict[str, int] = {}
-    parts: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("fact_id", "subject", "relation", "object", "value", "passage_id")
+    cols: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("fact_id", "subject", "relation", "odoc", "value", "passage_id")
     }
-    if span["n"]:
+    if n_facts:
         lo, hi = int(span["lo"]), int(span["hi"])
-        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // int(span["n"])))
+        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // n_facts))
         for start in range(lo, hi + 1, step):
             t = snapshot.sql(
                 "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object_doc_id, f.passage_id,"
@@ -831,8 +937,11 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
             vi = pc.index_in(t.column("vkey"), value_set=vset).to_numpy(zero_copy_only=False)
             subj = t.column("subject_doc_id").to_numpy()
             odoc = t.column("object_doc_id").fill_null(-1).to_numpy()
-            ent = values.entity[vi]
-            ok = values.keep[vi] & ~(ent & (odoc == subj))
+            pcol = t.column("passage_id")
+            pids = pcol.fill_null(0).to_numpy()
+            pdoc = passages.docs(pids, pcol.is_valid().to_numpy(zero_copy_only=False))
+            ent = entity[vi]
+            ok = keep[vi] & ~(ent & (odoc == subj)) & _located(source, pdoc, subj)
             rels = t.column("relation").combine_chunks().dictionary_encode()
             local_names = rels.dictionary.to_pylist()
             for name in local_names:
@@ -841,24 +950,41 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
                     rel_names.append(name)
             local = np.array([rel_index[x] for x in local_names], dtype=np.int32)
             rcode = local[rels.indices.to_numpy(zero_copy_only=False)] if len(local) else local
-            obj = np.where(ent, odoc, -1 - values.key[vi].astype(np.int64))
-            parts["fact_id"].append(t.column("fact_id").to_numpy()[ok])
-            parts["subject"].append(subj[ok])
-            parts["relation"].append(rcode[ok])
-            parts["object"].append(obj[ok])
-            parts["value"].append(vi[ok])
-            parts["passage_id"].append(t.column("passage_id").to_numpy()[ok])
-            del t, vi, subj, odoc, ent, ok, rels, obj
-    del vset
-    m = sum(len(a) for a in parts["fact_id"])
-    if m == 0:
+            cols["fact_id"].append(t.column("fact_id").to_numpy()[ok].astype(fid_dt))
+            cols["subject"].append(subj[ok].astype(nodes_dt))
+            cols["relation"].append(rcode[ok])
+            cols["odoc"].append(odoc[ok].astype(nodes_dt))
+            cols["value"].append(vi[ok].astype(np.int32))
+            cols["passage_id"].append(pids[ok].astype(pid_dt))
+            del t, vi, subj, odoc, pcol, pids, pdoc, ent, ok, rels, rcode
+    inst = snapshot.sql(
+        f"SELECT f.subject_doc_id AS s, f.object AS o, f.passage_id AS p {_where(source)}"
+        " AND f.relation = 'instance_of' ORDER BY f.fact_id",
+        [source],
+    )
+    inst_s = inst.column("s").to_numpy()
+    ipc = inst.column("p")
+    ipdoc = passages.docs(
+        ipc.fill_null(0).to_numpy(), ipc.is_valid().to_numpy(zero_copy_only=False)
+    )
+    where_ok = np.flatnonzero(_located(source, ipdoc, inst_s))
+    instance = (inst_s[where_ok], inst.column("o").combine_chunks().take(pa.array(where_ok)))
+    del inst, ipc, ipdoc
+    del passages, vset
+    if not sum(len(a) for a in cols["fact_id"]):
         raise SynthError(
             f"snapshot {snapshot.path} has no clean {source} fact typed by the relation "
             "vocabulary to build questions from; use a snapshot built from a generated "
             "world or from pages with infoboxes (`corpus info` counts the facts)"
         )
-    facts = {k: np.concatenate(v) for k, v in parts.items()}
+    facts = {k: np.concatenate(v) for k, v in cols.items()}
+    del cols
+    values, _ = parts.finish(np.unique(facts["value"]))
     del parts
+    odoc = facts.pop("odoc")
+    lit_code = -1 - values.key[facts["value"]].astype(nodes_dt)
+    facts["object"] = np.where(values.entity[facts["value"]], odoc, lit_code).astype(nodes_dt)
+    del odoc, lit_code
     # Relation codes in name order, so that every relation listing is sorted.
     by_name = sorted(range(len(rel_names)), key=rel_names.__getitem__)
     remap = np.empty(len(rel_names), dtype=np.int16 if len(rel_names) < 2**15 else np.int32)
@@ -867,23 +993,11 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
     names = [rel_names[i] for i in by_name]
     used = np.unique(facts["relation"])
     if len(used) < len(names):  # relations whose every fact was dropped
-        keep_names = [names[i] for i in used.tolist()]
         squeeze = np.full(len(names), -1, dtype=facts["relation"].dtype)
         squeeze[used] = np.arange(len(used))
-        facts["relation"], names = squeeze[facts["relation"]], keep_names
-    nodes_dt = index_dtype(max(n_docs, len(values.keys)))
-    facts["fact_id"] = facts["fact_id"].astype(
-        index_dtype(max(abs(int(facts["fact_id"].min())), int(facts["fact_id"].max())))
-    )
-    facts["passage_id"] = facts["passage_id"].astype(
-        index_dtype(max(abs(int(facts["passage_id"].min())), int(facts["passage_id"].max())))
-    )
-    facts["subject"] = facts["subject"].astype(nodes_dt)
-    facts["object"] = facts["object"].astype(nodes_dt)
-    facts["value"] = facts["value"].astype(index_dtype(len(values.keep)))
-    inst_s = inst.column("s").to_numpy()
-    articles = _articles(snapshot, n_docs, (inst_s, inst.column("o").combine_chunks()))
-    del inst
+        facts["relation"], names = squeeze[facts["relation"]], [names[i] for i in used.tolist()]
+    articles = _articles(snapshot, n_docs, instance)
+    pa.default_memory_pool().release_unused()  # Arrow's freed pages back to the system
     return KnowledgeGraph(snapshot.snapshot_id, source, articles, facts, values, names)
 
 

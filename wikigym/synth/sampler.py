@@ -263,7 +263,7 @@ class Sampler:
         if not rels or kind is None:
             return None
         rel = rels[int(self.rng.integers(len(rels)))]
-        pool = sorted(x for x in self.g.members(kind) if x != e and rel in self._rels_of(x))
+        pool = sorted(x for x in self.g.members(kind) & self.g.measured_subjects(rel) if x != e)
         if len(pool) < 2:
             return None
         n_others = 1 + int(self.rng.random() < 0.5)
@@ -285,10 +285,6 @@ class Sampler:
         return Draft(
             Extreme(rel, Union(tuple(parts[int(i)] for i in order)), most), winner, "comparison"
         )
-
-    def _rels_of(self, e: int) -> set[str]:
-        g = self.g
-        return {g.f_rel[r] for r in g.out_rows.get(e, ()) if g.f_measure[r] is not None}
 
     def _arith(self, shape: Shape) -> Draft | None:
         """Years between two dates of one entity (age at death), or a sum of two numbers."""
@@ -313,8 +309,9 @@ class Sampler:
             return None
         rel = nums[int(self.rng.integers(len(nums)))]
         kind = g.kinds[e]
-        pool = sorted(x for x in g.members(kind) if x != e) if kind else []
-        pool = [x for x in pool if self._measure_of(rel, x) is not None]
+        pool = (
+            sorted(x for x in g.members(kind) & g.measured_subjects(rel) if x != e) if kind else []
+        )
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
