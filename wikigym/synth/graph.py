@@ -14,6 +14,7 @@ states it. Raw infobox keys and untyped links (``links_to``) never make a questi
 from __future__ import annotations
 
 import bisect
+import ctypes
 import math
 import re
 import threading
@@ -211,21 +212,19 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
 
 
 class RelationRows(Mapping[int, tuple[int, ...]]):
-    """subject -> its rows under one relation (a sorted segment of (subject, row) pairs)."""
+    """subject -> its rows under one relation (its out rows, filtered: a few per subject)."""
 
-    def __init__(self, subj: np.ndarray, rows: np.ndarray, lo: int, hi: int) -> None:
-        self._subj = subj
-        self._s, self._r, self._lo, self._hi = memoryview(subj), memoryview(rows), lo, hi
+    def __init__(self, graph: KnowledgeGraph, code: int, lo: int, hi: int) -> None:
+        self._g, self._code, self._lo, self._hi = graph, code, lo, hi
 
     def get(self, key: object, default: Any = _NONE) -> Any:
-        s = _as_int(key)
-        if s is None:
+        e = _as_int(key)
+        g = self._g
+        if e is None or not 0 <= e < g.n_nodes:
             return default
-        a = bisect.bisect_left(self._s, s, self._lo, self._hi)
-        if a == self._hi or self._s[a] != s:
-            return default
-        b = bisect.bisect_right(self._s, s, a, self._hi)
-        return tuple(self._r[a:b])
+        off, rel, code = g.out_off, g.f_rel_codes, self._code
+        got = tuple(r for r in g.out_order[off[e] : off[e + 1]] if rel[r] == code)
+        return got if got else default
 
     def __getitem__(self, key: int) -> tuple[int, ...]:
         got = self.get(key, None)
@@ -236,20 +235,26 @@ class RelationRows(Mapping[int, tuple[int, ...]]):
     def __contains__(self, key: object) -> bool:
         return self.get(key, None) is not None
 
+    def subjects_array(self) -> np.ndarray:
+        """The relation's subjects, ascending and unique."""
+        g = self._g
+        return np.unique(g.subj[g.fwd_rows[self._lo : self._hi]])
+
     def __iter__(self) -> Iterator[int]:
-        return iter(np.unique(self._subj[self._lo : self._hi]).tolist())
+        return iter(self.subjects_array().tolist())
 
     def __len__(self) -> int:
-        seg = self._subj[self._lo : self._hi]
-        return int(np.count_nonzero(np.diff(seg)) + 1) if len(seg) else 0
+        return len(self.subjects_array())
 
 
 class Forward(Mapping[str, RelationRows]):
     """relation -> subject -> rows."""
 
-    def __init__(self, names: list[str], bounds: np.ndarray, subj: np.ndarray, rows: np.ndarray):
-        b = bounds.tolist()
-        self._rel = {n: RelationRows(subj, rows, b[i], b[i + 1]) for i, n in enumerate(names)}
+    def __init__(self, graph: KnowledgeGraph, bounds: list[int]) -> None:
+        names = graph.relation_names
+        self._rel = {
+            n: RelationRows(graph, i, bounds[i], bounds[i + 1]) for i, n in enumerate(names)
+        }
 
     def __getitem__(self, key: str) -> RelationRows:
         return self._rel[key]
@@ -441,6 +446,9 @@ class KnowledgeGraph:
         off = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.subj, minlength=n), out=off[1:])
         self.out_rows = RowIndex(order, off)
+        self.n_nodes = n
+        self.out_order, self.out_off = memoryview(order), memoryview(off)
+        self.f_rel_codes = memoryview(self.rel)
         ent_rows = np.flatnonzero(self.obj >= 0).astype(rows_dt)
         ent_obj = self.obj[ent_rows]
         order = ent_rows[np.argsort(ent_obj, kind="stable")]
@@ -451,9 +459,8 @@ class KnowledgeGraph:
         # relation -> subject -> rows: rows sorted by (relation, subject), stable.
         order = np.lexsort((self.subj, self.rel)).astype(rows_dt)
         self.fwd_rows = order
-        self.fwd_subj = self.subj[order]
         self._fwd_bounds = np.searchsorted(self.rel[order], rel_bounds).tolist()
-        self.fwd = Forward(self.relation_names, np.array(self._fwd_bounds), self.fwd_subj, order)
+        self.fwd = Forward(self, self._fwd_bounds)
         # relation -> object -> subjects: unique (relation, object, subject), sorted.
         order = np.lexsort((self.subj, self.obj, self.rel))
         r, o, s = self.rel[order], self.obj[order], self.subj[order]
@@ -611,7 +618,7 @@ class KnowledgeGraph:
     def single_literal_rows(self) -> np.ndarray:
         """A row mask: literal rows whose subject has no other row under their relation."""
         order = self.fwd_rows
-        r, s = self.rel[order], self.fwd_subj
+        r, s = self.rel[order], self.subj[order]
         start = np.ones(len(order), dtype=bool)
         start[1:] = (r[1:] != r[:-1]) | (s[1:] != s[:-1])
         group = np.cumsum(start) - 1
@@ -627,7 +634,7 @@ class KnowledgeGraph:
             return frozenset()
         fb = self._fwd_bounds
         rows_a, rows_b = self.fwd_rows[fb[a] : fb[a + 1]], self.fwd_rows[fb[b] : fb[b + 1]]
-        sa, sb = self.fwd_subj[fb[a] : fb[a + 1]], self.fwd_subj[fb[b] : fb[b + 1]]
+        sa, sb = self.subj[rows_a], self.subj[rows_b]
         if not len(sa) or not len(sb):
             return frozenset()
         # Only subjects under both relations can qualify (both segments are sorted).
@@ -659,7 +666,7 @@ class KnowledgeGraph:
         """Bytes held by the graph's arrays and strings (the members cache aside)."""
         arrays = [
             self.fid, self.subj, self.rel, self.obj, self.val, self.pid, self.fwd_rows,
-            self.fwd_subj, self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
+            self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
             self.key_surf_val, self.key_alias_val, self.key_measure, self._kind_codes,
             self.val_measure, self.out_rows._order, self.out_rows._offsets,
             self.in_rows._order, self.in_rows._offsets,
@@ -997,8 +1004,21 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
         squeeze[used] = np.arange(len(used))
         facts["relation"], names = squeeze[facts["relation"]], [names[i] for i in used.tolist()]
     articles = _articles(snapshot, n_docs, instance)
-    pa.default_memory_pool().release_unused()  # Arrow's freed pages back to the system
-    return KnowledgeGraph(snapshot.snapshot_id, source, articles, facts, values, names)
+    graph = KnowledgeGraph(snapshot.snapshot_id, source, articles, facts, values, names)
+    del articles, facts, values
+    _give_back_freed_memory()
+    return graph
+
+
+def _give_back_freed_memory() -> None:
+    """Return the pages the build freed to the system: Arrow's pool and the C heap (glibc's
+    ``malloc_trim``; elsewhere only Arrow's). The build frees several times what it keeps."""
+    pa.default_memory_pool().release_unused()
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc
+        return
+    libc.malloc_trim(0)
 
 
 _CACHE: dict[tuple[str, str], KnowledgeGraph] = {}
