@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
-from typing import overload
+from typing import TypeVar, overload
 
 import numpy as np
 import pyarrow as pa
+
+T = TypeVar("T")
+
+
+def mv(array: np.ndarray) -> memoryview:
+    """A memoryview of ``array`` (made contiguous): indexing it gives Python numbers."""
+    return np.ascontiguousarray(array).data
 
 
 def index_dtype(top: int) -> type[np.signedinteger]:
@@ -35,7 +42,7 @@ class Strings(Sequence[str]):
     def __init__(self, data: bytes, offsets: np.ndarray) -> None:
         self._data = data
         self._offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        self._mv = memoryview(self._offsets)
+        self._mv = mv(self._offsets)
 
     @classmethod
     def from_arrow(cls, array: pa.Array | pa.ChunkedArray) -> Strings:
@@ -90,7 +97,7 @@ class Codes(Sequence[str | None]):
     __slots__ = ("_mv", "names")
 
     def __init__(self, codes: np.ndarray, names: Sequence[str]) -> None:
-        self._mv = memoryview(np.ascontiguousarray(codes))
+        self._mv = mv(codes)
         self.names = list(names)
 
     def __len__(self) -> int:
@@ -112,7 +119,7 @@ class Names(Sequence[str]):
     __slots__ = ("_mv", "_names")
 
     def __init__(self, codes: np.ndarray, names: Sequence[str]) -> None:
-        self._mv = memoryview(np.ascontiguousarray(codes))
+        self._mv = mv(codes)
         self._names = list(names)
 
     def __len__(self) -> int:
@@ -133,7 +140,7 @@ class Nodes(Sequence[int | str]):
     __slots__ = ("_keys", "_mv")
 
     def __init__(self, codes: np.ndarray, keys: Strings) -> None:
-        self._mv = memoryview(np.ascontiguousarray(codes))
+        self._mv = mv(codes)
         self._keys = keys
 
     def __len__(self) -> int:
@@ -149,19 +156,19 @@ class Nodes(Sequence[int | str]):
             yield c if c >= 0 else keys[-1 - c]
 
 
-class Through(Sequence[object]):
+class Through(Sequence[T]):
     """``values[index[i]]``: a per-row column read through a per-value one."""
 
     __slots__ = ("_mv", "_values")
 
-    def __init__(self, index: np.ndarray, values: Sequence[object]) -> None:
-        self._mv = memoryview(np.ascontiguousarray(index))
+    def __init__(self, index: np.ndarray, values: Sequence[T]) -> None:
+        self._mv = mv(index)
         self._values = values
 
     def __len__(self) -> int:
         return len(self._mv)
 
-    def __getitem__(self, i: int) -> object:  # type: ignore[override]
+    def __getitem__(self, i: int) -> T:  # type: ignore[override]
         return self._values[self._mv[i]]
 
 
@@ -171,8 +178,8 @@ class Measures(Sequence[float | None]):
     __slots__ = ("_index", "_mv")
 
     def __init__(self, values: np.ndarray, index: np.ndarray | None = None) -> None:
-        self._mv = memoryview(np.ascontiguousarray(values, dtype=np.float64))
-        self._index = None if index is None else memoryview(np.ascontiguousarray(index))
+        self._mv = mv(np.asarray(values, dtype=np.float64))
+        self._index = None if index is None else mv(index)
 
     def __len__(self) -> int:
         return len(self._index if self._index is not None else self._mv)
@@ -189,7 +196,7 @@ class Lists(Sequence[tuple[str, ...]]):
 
     def __init__(self, strings: Strings, offsets: np.ndarray) -> None:
         self._strings = strings
-        self._mv = memoryview(np.ascontiguousarray(offsets, dtype=np.int64))
+        self._mv = mv(np.asarray(offsets, dtype=np.int64))
 
     @classmethod
     def from_arrow(cls, array: pa.Array | pa.ChunkedArray) -> Lists:

@@ -39,6 +39,7 @@ from wikigym.synth.columns import (
     Through,
     first_per_group,
     index_dtype,
+    mv,
 )
 from wikigym.synth.values import clean_literal
 
@@ -180,8 +181,8 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
     def __init__(self, order: np.ndarray, offsets: np.ndarray) -> None:
         self._order = order
         self._offsets = offsets
-        self._o = memoryview(order)
-        self._off = memoryview(offsets)
+        self._o = mv(order)
+        self._off = mv(offsets)
         self._n = len(offsets) - 1
 
     def get(self, key: object, default: Any = _NONE) -> Any:
@@ -195,7 +196,7 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         got = self.get(key, None)
         if got is None:
             raise KeyError(key)
-        return got  # type: ignore[no-any-return]
+        return got
 
     def keys_array(self) -> np.ndarray:
         """The entities with at least one row, ascending."""
@@ -230,7 +231,7 @@ class RelationRows(Mapping[int, tuple[int, ...]]):
         got = self.get(key, None)
         if got is None:
             raise KeyError(key)
-        return got  # type: ignore[no-any-return]
+        return got
 
     def __contains__(self, key: object) -> bool:
         return self.get(key, None) is not None
@@ -249,6 +250,9 @@ class RelationRows(Mapping[int, tuple[int, ...]]):
 
 class Forward(Mapping[str, RelationRows]):
     """relation -> subject -> rows."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._rel.get(key, default)
 
     def __init__(self, graph: KnowledgeGraph, bounds: list[int]) -> None:
         names = graph.relation_names
@@ -296,7 +300,7 @@ class RelationSubjects(Mapping[int | str, frozenset[int]]):
         got = self.get(key, None)
         if got is None:
             raise KeyError(key)
-        return got  # type: ignore[no-any-return]
+        return got
 
     def codes(self) -> np.ndarray:
         """The encoded objects of the relation, ascending and unique."""
@@ -317,6 +321,9 @@ class RelationSubjects(Mapping[int | str, frozenset[int]]):
 
 class Inverse(Mapping[str, RelationSubjects]):
     """relation -> object -> subjects."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._rel.get(key, default)
 
     def __init__(self, rel: dict[str, RelationSubjects]) -> None:
         self._rel = rel
@@ -347,7 +354,7 @@ class Aliases(Mapping[str, tuple[str, ...]]):
         got = self.get(key, None)
         if got is None:
             raise KeyError(key)
-        return got  # type: ignore[no-any-return]
+        return got
 
     def __iter__(self) -> Iterator[str]:
         g = self._g
@@ -415,15 +422,15 @@ class KnowledgeGraph:
         self.obj = facts["object"]
         self.val = facts["value"]
         self.pid = facts["passage_id"]
-        self.f_id = memoryview(self.fid)
-        self.f_subj = memoryview(self.subj)
-        self.f_pid = memoryview(self.pid)
+        self.f_id = mv(self.fid)
+        self.f_subj = mv(self.subj)
+        self.f_pid = mv(self.pid)
         self.f_rel = Names(self.rel, relation_names)
         self.f_obj = Nodes(self.obj, values.keys)
         self.f_surface = Through(self.val, values.surfaces)
         self.f_vtype = Through(self.val, Names(values.vtype, values.vtype_names))
         self.f_measure = Measures(values.measure, self.val)
-        self._obj_mv = memoryview(self.obj)
+        self._obj_mv = mv(self.obj)
         self._index(values)
 
     # ---- building ------------------------------------------------------------------
@@ -447,8 +454,8 @@ class KnowledgeGraph:
         np.cumsum(np.bincount(self.subj, minlength=n), out=off[1:])
         self.out_rows = RowIndex(order, off)
         self.n_nodes = n
-        self.out_order, self.out_off = memoryview(order), memoryview(off)
-        self.f_rel_codes = memoryview(self.rel)
+        self.out_order, self.out_off = mv(order), mv(off)
+        self.f_rel_codes = mv(self.rel)
         ent_rows = np.flatnonzero(self.obj >= 0).astype(rows_dt)
         ent_obj = self.obj[ent_rows]
         order = ent_rows[np.argsort(ent_obj, kind="stable")]
@@ -473,7 +480,7 @@ class KnowledgeGraph:
         new_obj[1:] = (r[1:] != r[:-1]) | (self.inv_obj[1:] != self.inv_obj[:-1])
         n_objects = np.bincount(r[new_obj], minlength=n_rel).tolist()
         del new_obj
-        self._inv_o, self._inv_s = memoryview(self.inv_obj), memoryview(self.inv_subj)
+        self._inv_o, self._inv_s = mv(self.inv_obj), mv(self.inv_subj)
         bounds = np.searchsorted(r, rel_bounds).tolist()
         del r
         self._cached = 0
@@ -485,12 +492,12 @@ class KnowledgeGraph:
         # relation -> (measures ascending, their subjects): the range filters.
         meas = values.measure[self.val]
         has = np.flatnonzero(~np.isnan(meas))
-        mr, mv, ms = self.rel[has], meas[has], self.subj[has]
+        mr, mval, ms = self.rel[has], meas[has], self.subj[has]
         del meas, has
-        order = np.lexsort((ms, mv, mr))
-        self.range_vals, self.range_subj = mv[order], ms[order]
+        order = np.lexsort((ms, mval, mr))
+        self.range_vals, self.range_subj = mval[order], ms[order]
         self._range_bounds = np.searchsorted(mr[order], rel_bounds).tolist()
-        del mr, mv, ms, order
+        del mr, mval, ms, order
         # Per relation: the value type of its first fact; per literal key: its surface (that
         # of its first fact), aliases (of its first fact with any) and measure (likewise).
         first = first_per_group(self.rel, n_rel)
@@ -540,9 +547,9 @@ class KnowledgeGraph:
             self.f_subj[row],
             self.f_rel[row],
             self.f_obj[row],
-            self.f_surface[row],  # type: ignore[arg-type]
+            self.f_surface[row],
             self.f_pid[row],
-            self.f_vtype[row],  # type: ignore[arg-type]
+            self.f_vtype[row],
         )
 
     def objects(self, relation: str, subject: int) -> tuple[int | str, ...]:
@@ -671,7 +678,8 @@ class KnowledgeGraph:
             self.val_measure, self.out_rows._order, self.out_rows._offsets,
             self.in_rows._order, self.in_rows._offsets,
         ]  # fmt: skip
-        strings = [self.titles, self.lit_keys, self.val_surfaces, self.redirects, self.val_aliases]
+        strings: list[Strings | Lists] = [self.titles, self.lit_keys, self.val_surfaces]
+        strings += [self.redirects, self.val_aliases]
         return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings)
 
 
@@ -828,7 +836,8 @@ class _ValueParts:
         )
         for i, (vt, obj, obj_title) in enumerate(it):
             obj = obj or ""
-            surface, key, vt_out, extra = "", None, "", ()
+            surface, key, vt_out = "", None, ""
+            extra: tuple[str, ...] = ()
             if entity[i]:
                 keep[i], surface, vt_out = True, obj_title or obj, "entity"
             elif source == "world" or _clean_value(vt, obj):
