@@ -201,3 +201,13 @@ def test_the_build_is_deterministic(world: Snapshot, tmp_path: Path) -> None:
     a, b = KnowledgeGraph.from_snapshot(world), KnowledgeGraph.from_snapshot(world)
     for name, arr in _arrays(a).items():
         assert np.array_equal(arr, _arrays(b)[name]), name
+
+
+def test_kind_members_lists_the_kinds_in_use(world: Snapshot) -> None:
+    g, ref = KnowledgeGraph.from_snapshot(world), Reference(world)
+    kinds = {k for k in ref.kinds if k}
+    assert set(g.kind_members) == kinds and len(g.kind_members) == len(kinds)
+    for k in kinds:
+        assert g.kind_members[k] == {d for d, x in enumerate(ref.kinds) if x == k}
+    with pytest.raises(KeyError):
+        g.kind_members["no such kind"]

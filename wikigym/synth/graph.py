@@ -338,6 +338,24 @@ class Inverse(Mapping[str, RelationSubjects]):
         return len(self._rel)
 
 
+class KindMembers(Mapping[str, frozenset[int]]):
+    """kind -> its entities (each set built on first use)."""
+
+    def __init__(self, graph: KnowledgeGraph, kinds: list[str]) -> None:
+        self._g, self._kinds = graph, kinds
+
+    def __getitem__(self, key: str) -> frozenset[int]:
+        if key not in self._g._kind_index:
+            raise KeyError(key)
+        return self._g.members(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+
 class Aliases(Mapping[str, tuple[str, ...]]):
     """literal key -> its other accepted spellings (those of its first fact that has any)."""
 
@@ -408,6 +426,8 @@ class KnowledgeGraph:
         self.kinds = Codes(kind_codes, kind_names)
         self._kind_index = {k: i for i, k in enumerate(kind_names)}
         self._members: dict[str, frozenset[int]] = {}
+        used = sorted(set(np.unique(kind_codes).tolist()) - {-1})
+        self.kind_members = KindMembers(self, [kind_names[c] for c in used])
         self._measured: dict[str, frozenset[int]] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
