@@ -211,3 +211,20 @@ def test_kind_members_lists_the_kinds_in_use(world: Snapshot) -> None:
         assert g.kind_members[k] == {d for d, x in enumerate(ref.kinds) if x == k}
     with pytest.raises(KeyError):
         g.kind_members["no such kind"]
+
+
+def test_projections_of_many_items_match_one_by_one(world: Snapshot) -> None:
+    g = KnowledgeGraph.from_snapshot(world)
+    for rel in g.relations():
+        subjects = list(g.fwd[rel])[:200] + [10**12, -5, "x"]
+        want: set = set()
+        for s in subjects:
+            want.update(g.objects(rel, s) if isinstance(s, int) else ())
+        assert g.objects_of_all(rel, subjects) == want
+        objects = list(g.inv[rel])[:200] + [10**12, "never seen"]
+        back: set = set()
+        for o in objects:
+            back.update(g.subjects(rel, o))
+        assert g.subjects_of_all(rel, objects) == back
+    assert g.objects_of_all("no_such_relation", [0, 1]) == set()
+    assert g.subjects_of_all(g.relations()[0], []) == set()

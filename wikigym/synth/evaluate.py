@@ -31,6 +31,7 @@ from wikigym.synth.query import (
 )
 
 Item = int | str
+_MANY = 24  # sets at least this large are projected in one numpy pass
 
 
 def _order(x: Item) -> tuple[bool, int | str]:
@@ -115,6 +116,10 @@ class Evaluator:
         if isinstance(node, Project):
             arg = self.eval(node.arg)
             out: set[Item] = set()
+            if len(arg) >= _MANY:  # one numpy pass rather than a lookup per item
+                if node.inverse:
+                    return frozenset(g.subjects_of_all(node.relation, arg))
+                return frozenset(g.objects_of_all(node.relation, arg))
             if node.inverse:
                 index = g.inv.get(node.relation, {})
                 for o in arg:

@@ -166,6 +166,16 @@ _CACHE_MIN = 512  # subject sets at least this large are kept once built
 _CACHE_CAP = 4_000_000  # members of the kept sets at most (then the cache starts afresh)
 
 
+def _spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i]..ends[i] - 1`` of every span, concatenated."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return shift + np.arange(total)
+
+
 def _as_int(x: object) -> int | None:
     """``x`` as a Python int when it is an integer (numpy ones too), else None."""
     if type(x) is int:
@@ -583,6 +593,38 @@ class KnowledgeGraph:
         rs = self._inverse.get(relation)
         got = rs.get(obj) if rs is not None else None
         return got if got is not None else frozenset()
+
+    def objects_of_all(self, relation: str, subjects: Iterable[object]) -> set[int | str]:
+        """The objects of every entity in ``subjects`` under ``relation`` (one numpy pass
+        over their out rows; other items are ignored)."""
+        code = self._rel_index.get(relation)
+        ids = np.fromiter(
+            (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
+            dtype=np.int64,
+        )
+        if code is None or not len(ids):
+            return set()
+        off = self.out_rows._offsets
+        rows = self.out_rows._order[_spans(off[ids], off[ids + 1])]
+        return self._decode(np.unique(self.obj[rows[self.rel[rows] == code]]))
+
+    def subjects_of_all(self, relation: str, objects: Iterable[object]) -> set[int]:
+        """The subjects that have some item of ``objects`` under ``relation`` (one numpy
+        pass; items not in the graph are ignored)."""
+        i = self._rel_index.get(relation)
+        codes = np.fromiter(
+            (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
+        )
+        if i is None or not len(codes):
+            return set()
+        rs = self._inverse[relation]
+        seg = self.inv_obj[rs._lo : rs._hi]
+        a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
+        return set(self.inv_subj[rs._lo + _spans(a, b)].tolist())
+
+    def _decode(self, codes: np.ndarray) -> set[int | str]:
+        keys = self.lit_keys
+        return {c if c >= 0 else keys[-1 - c] for c in codes.tolist()}
 
     def find_row(self, subject: int, relation: str, obj: int | str) -> int | None:
         """The first fact row ``(subject, relation, obj)``, or None."""
