@@ -161,7 +161,8 @@ def test_streaming_in_small_chunks_builds_the_same_graph(
     world: Snapshot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = KnowledgeGraph.from_snapshot(world)
-    monkeypatch.setattr(graph_mod, "CHUNK_FACTS", 97)  # many fact chunks and value pieces
+    monkeypatch.setattr(graph_mod, "CHUNK_FACTS", 97)  # many fact chunks
+    monkeypatch.setattr(graph_mod, "PIECE_FACTS", 301)  # and value pieces
     pieces = KnowledgeGraph.from_snapshot(world)
     a, b = _arrays(whole), _arrays(pieces)
     for name in a:

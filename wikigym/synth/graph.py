@@ -746,7 +746,8 @@ class KnowledgeGraph:
 
 
 # ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
-CHUNK_FACTS = 1_000_000  # facts per query while streaming; distinct values per group query
+CHUNK_FACTS = 250_000  # facts per query while streaming the table
+PIECE_FACTS = 2_000_000  # facts per hash piece when DuckDB groups the distinct values
 
 # Each fact's object, spelled as one string that tells spellings apart exactly (lengths
 # prefix the fields, so no separator inside a value can make two spellings collide).
@@ -957,8 +958,8 @@ class _ValueParts:
 
 def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
     """The graph of ``snapshot``: facts streamed from DuckDB ``CHUNK_FACTS`` at a time, the
-    distinct object spellings grouped in DuckDB in as many hash-partitioned pieces, so that
-    neither DuckDB nor Python ever holds more than one piece of the table.
+    distinct object spellings grouped in DuckDB in hash pieces of ``PIECE_FACTS`` facts, so
+    that neither DuckDB nor Python ever holds more than one piece of the table.
 
     Raises:
         SynthError: The snapshot has no usable fact.
@@ -978,7 +979,7 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
     passages = _PassageDocs(snapshot)
     # The distinct object spellings, grouped by DuckDB one hash partition at a time.
     parts = _ValueParts([], [], [], [], [], [], [], [], {})
-    pieces = max(1, -(-n_facts // CHUNK_FACTS))
+    pieces = max(1, -(-n_facts // PIECE_FACTS))
     for piece in range(pieces):
         parts.add(
             snapshot.sql(
