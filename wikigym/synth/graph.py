@@ -1097,6 +1097,12 @@ _CACHE: dict[tuple[str, str], KnowledgeGraph] = {}
 _CACHE_LOCK = threading.Lock()
 
 
+def forget_graphs() -> None:
+    """Drop the graph :func:`graph_of` keeps (its memory goes back once nothing else holds it)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
 def graph_of(snapshot: Snapshot) -> KnowledgeGraph:
     """The graph of ``snapshot``, built once per process and snapshot."""
     key = (str(snapshot.path), snapshot.snapshot_id)
