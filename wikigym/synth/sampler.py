@@ -358,7 +358,7 @@ class Sampler:
         if g.rel_types.get(relation) in ("date", "number", "entity"):
             return False
         if relation not in g.inv:
-            return False
+            return True  # no value at all: as closed as a set gets
         values = g.inv[relation]
         return len(values) < MIN_LITERAL_VALUES and values.pairs() >= CLOSED_SHARE * len(values)
 
