@@ -217,12 +217,12 @@ def test_kind_members_lists_the_kinds_in_use(world: Snapshot) -> None:
 def test_projections_of_many_items_match_one_by_one(world: Snapshot) -> None:
     g = KnowledgeGraph.from_snapshot(world)
     for rel in g.relations():
-        subjects = list(g.fwd[rel])[:200] + [10**12, -5, "x"]
+        subjects: list = [*list(g.fwd[rel])[:200], 10**12, -5, "x"]
         want: set = set()
         for s in subjects:
             want.update(g.objects(rel, s) if isinstance(s, int) else ())
         assert g.objects_of_all(rel, subjects) == want
-        objects = list(g.inv[rel])[:200] + [10**12, "never seen"]
+        objects: list = [*list(g.inv[rel])[:200], 10**12, "never seen"]
         back: set = set()
         for o in objects:
             back.update(g.subjects(rel, o))
