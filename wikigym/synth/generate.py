@@ -33,7 +33,6 @@ from wikigym.synth.query import (
     Node,
     Not,
     Project,
-    Range,
     Union,
     Value,
     canonical,
@@ -44,7 +43,7 @@ from wikigym.synth.query import (
     walk,
     wrap,
 )
-from wikigym.synth.render import Renderer
+from wikigym.synth.render import Renderer, phrasing_rng
 from wikigym.synth.sampler import Draft, Sampler
 from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
 from wikigym.synth.values import format_number
@@ -132,17 +131,15 @@ def first_constant(node: Node, renderer: Renderer) -> str | None:
     return None
 
 
-def constant_surfaces(root: Node, graph: KnowledgeGraph) -> list[str]:
-    """Words a paraphrase must keep: names, values and range bounds of the query."""
-    out: list[str] = []
-    for n in walk(root):
-        if isinstance(n, Entity):
-            out.append(graph.titles[n.doc_id])
-        elif isinstance(n, Value):
-            out.append(graph.surface(n.key))
-        elif isinstance(n, Range):
-            out.append(str(int(n.lo)) if n.unit == "year" else format_number(n.lo))
-    return list(dict.fromkeys(out))
+def names_candidate(root: Node, answer: int | str) -> bool:
+    """Whether ``root`` compares named candidates and names ``answer`` among them ("Which
+    has the largest population: A, B or C?"): such a question names its answer by design."""
+    return (
+        isinstance(root, Extreme)
+        and isinstance(root.arg, Union)
+        and isinstance(answer, int)
+        and any(isinstance(a, Entity) and a.doc_id == answer for a in root.arg.args)
+    )
 
 
 def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
@@ -267,14 +264,11 @@ class TaskBuilder:
         m["forms"] = ",".join(forms_of(root))
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
-        question = self.renderer.question(root)
+        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
-        # A comparison of named candidates names its answer among them.
-        named = isinstance(draft.answer, int) and any(
-            isinstance(n, Entity) and n.doc_id == draft.answer for n in walk(root)
-        )
-        leak_free = draft.form == "yes_no" or (draft.form == "comparison" and named)
+        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
         rows = ev.witness(root, draft.answer)
@@ -305,7 +299,7 @@ class TaskBuilder:
             cand = para.call_llm(self.llm, question, self.seed * 1_000_003 + index)
             forbidden = golds if draft.form != "yes_no" else []
             forbidden = [*forbidden, *(g.titles[e] for e in hidden)]
-            if para.accept(cand, constant_surfaces(root, g), forbidden):
+            if para.accept(cand, kept, forbidden):
                 question = cand
                 m["template_question"] = template_question
                 m["paraphrase"] = "llm"
