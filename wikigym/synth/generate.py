@@ -114,6 +114,24 @@ def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]
     return tuple(mix), tuple(w / total for w in mix.values())
 
 
+QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+
+
+def form_cycle(names: tuple[str, ...], weights: tuple[float, ...]) -> tuple[str, ...]:
+    """One cycle of 100 slots in which each form has its weight's share, spread evenly
+    (smooth weighted round robin; ties by the mix's order, never by hashing)."""
+    want = [round(100 * w) for w in weights]
+    current = [0] * len(names)
+    out: list[str] = []
+    for _ in range(sum(want)):
+        for i, w in enumerate(want):
+            current[i] += w
+        best = max(range(len(names)), key=lambda i: (current[i], -i))
+        current[best] -= sum(want)
+        out.append(names[best])
+    return tuple(out)
+
+
 def first_constant(node: Node, renderer: Renderer) -> str | None:
     """Surface form of the constant at the end of the deepest chain."""
     if isinstance(node, Entity):
@@ -429,11 +447,18 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     answers_yes_no = {"yes": 0, "no": 0}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         names, weights = _forms(level, config.yes_no)
+        # Each slot first tries the form its level's quota schedules (so every form of the
+        # mix gets its share where the snapshot allows), then the weighted draw.
+        cycle = form_cycle(names, weights)
+        scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
         # Yes/no answers alternate (the minority first), so they stay balanced 50/50.
         want_yes = answers_yes_no["yes"] <= answers_yes_no["no"]
-        for _ in range(config.attempts_per_task):
-            form = names[int(rng.choice(len(names), p=weights))]
+        for attempt in range(config.attempts_per_task):
+            if attempt < QUOTA_ATTEMPTS:
+                form = scheduled
+            else:
+                form = names[int(rng.choice(len(names), p=weights))]
             draft = sampler.draft(level, form, want_yes)
             if draft is None:
                 continue
