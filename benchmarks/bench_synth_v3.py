@@ -213,7 +213,9 @@ def main() -> int:
     sample = [t.question for t in sets["phd"]][:12]
     md = [
         f"Default world: {args.articles:,} articles, seed 0 (snapshot {snap.snapshot_id[:16]});"
-        f" {args.n} tasks per level, seed 0 (prior: seed 1). Wall time {total_s} s.",
+        f" {args.n} tasks per level, seed 0 (prior: seed 1). Wall time {total_s} s."
+        f" The heuristic runs on the first {max(args.n, args.tail_n)} hard and phd tasks"
+        f" (--tail-n; the table's {args.n} are the first of them).",
         "",
         common.markdown_table(HEADERS, rows),
         "",

@@ -43,6 +43,7 @@ ARTEFACTS: dict[str, re.Pattern[str]] = {
     "article before a determiner": re.compile(r"\b(?:the|a|an) (?:the|a|an|this|that)\b"),
     "template residue": re.compile(r"[{}\x00-\x1f]"),
     "spacing": re.compile(r"  |\s[,.?;:]|,,|\.\.|\?\?"),
+    "two sentences opening alike": re.compile(r"(?:^|[.?] )(\w+ \w+) [^.?]*[.?] \1 "),
     # The verb of a question after three relative clauses or more ("When was the person
     # who ..., who ... and who ... born?").
     "dangling verb after stacked clauses": re.compile(
@@ -139,6 +140,7 @@ def test_artefact_regexes_catch_the_old_artefacts() -> None:
         "a before a vowel": "Name the person who worked as a architect.",
         "an before a consonant": "Is it an city?",
         "doubled word": "Name the the person.",
+        "two sentences opening alike": "Take a city in X. Take a person born there. Who?",
         "dangling verb after stacked clauses": (
             "On what date was the person who studied at University of G, who worked as a poet "
             "and who was a citizen of the country of citizenship of the person who was born "

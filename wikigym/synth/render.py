@@ -169,6 +169,7 @@ class Renderer:
         self._functional: dict[str, bool] = {}
         self._object_kind: dict[str, str | None] = {}
         self._reduce_p = 0.5  # chance a description starts with a reduced clause
+        self._frame = ""  # the frame of the last introduction
 
     def _pick(self, options: Sequence[str]) -> str:
         return options[int(self.rng.integers(len(options)))] if len(options) > 1 else options[0]
@@ -263,7 +264,10 @@ class Renderer:
         parts = self.parts(cons)
         subject = indefinite(kind)
         plain = ["plain", "one", "suppose"] if self._clean_parts(parts) else []
-        frame = self._pick([*plain, "there", "consider", "take", "start"])
+        # Two introductions in a row never open the same way ("Take a ... . Take a ...").
+        options = [f for f in (*plain, "there", "consider", "take", "start") if f != self._frame]
+        frame = self._pick(options)
+        self._frame = frame
         if frame in ("plain", "one", "suppose"):
             start = {"plain": subject, "one": f"one {kind}", "suppose": f"suppose {subject}"}
             sentence = self.statement(start[frame], parts, kind)
@@ -464,7 +468,7 @@ class Renderer:
         """The question for a root node (``rng``: the choices' source from now on)."""
         if rng is not None:
             self.rng = rng
-        self._intros, self._kinds, self._allow_intro = [], set(), True
+        self._intros, self._kinds, self._allow_intro, self._frame = [], set(), True, ""
         text = tidy(self._question(root))
         full = " ".join([*self._intros, text])
         self.kept = list(dict.fromkeys(m for m in _MARKED.findall(full) if m))
@@ -479,7 +483,9 @@ class Renderer:
             return self.arith_question(root)
         if isinstance(root, Ask):
             cand = root.candidate
-            name = self.g.titles[cand.doc_id] if isinstance(cand, Entity) else cand.key
+            name = (
+                self.g.titles[cand.doc_id] if isinstance(cand, Entity) else self.g.surface(cand.key)
+            )
             return f"Is {_mark(name)} {self.noun_phrase(root.arg)}?"
         if isinstance(root, Project) and not root.inverse:
             return self.literal_question(root)
