@@ -247,11 +247,11 @@ class Renderer:
             rt = relation_text(node.relation)
             s = self.noun_phrase(node.arg)
             nouns = rt.nouns
-            plain = isinstance(node.arg, Entity | Value) or _REF.fullmatch(unmark(s))
-            if not plain:  # not "the city where <a description> died": the verb would trail
-                ending = tuple(n for n in nouns if n.endswith("{s}"))
-                noun = rt.role or object_noun(node.relation)
-                nouns = ending or (f"the {noun} of {{s}}",)
+            # Inside a sentence, "the birthplace of X" rather than "the city where X was
+            # born": a verb after the subject would trail behind the clauses around it.
+            ending = tuple(n for n in nouns if n.endswith("{s}"))
+            noun = rt.role or object_noun(node.relation)
+            nouns = ending or (f"the {noun} of {{s}}",)
             return self._pick(nouns).format(s=s)
         if isinstance(node, IsA):
             return indefinite(node.kind)
@@ -263,7 +263,8 @@ class Renderer:
         self._kinds.add(kind)
         parts = self.parts(cons)
         subject = indefinite(kind)
-        plain = ["plain", "one", "suppose"] if self._clean_parts(parts) else []
+        verbs = any(p.startswith(_WHO + " ") for p in parts)  # else a statement says "There is"
+        plain = ["plain", "one", "suppose"] if self._clean_parts(parts) and verbs else []
         # Two introductions in a row never open the same way ("Take a ... . Take a ...").
         options = [f for f in (*plain, "there", "consider", "take", "start") if f != self._frame]
         frame = self._pick(options)
@@ -651,7 +652,6 @@ class Renderer:
 
 
 _RELATIVE = re.compile(r"\b(?:who|whose|that|where)\b")
-_REF = re.compile(r"this \w+")
 _REF_END = re.compile(r"\bthis \w+$")
 _NOUN_END = re.compile(r" (?:of|received by|on|from|linked|that|where|\{s\})\b")
 
