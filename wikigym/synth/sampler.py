@@ -147,12 +147,12 @@ class Sampler:
         d = self._draft(level, form, want_yes)
         if d is None:
             return None
-        if form in SPECIAL_FORMS:
-            if form not in forms_of(d.root):
-                return None
-            root = minimize(d.root, self.ev, keep=lambda n: form in forms_of(n))
-        else:
-            root = minimize(d.root, self.ev)
+        wanted = (lambda n: form in forms_of(n)) if form in SPECIAL_FORMS else None
+        root = minimize(d.root, self.ev, prefer=wanted)
+        # A special form must survive full minimisation: a minimal query that lost it is
+        # another form's draft, and a non-minimal one that kept it would fail the proof.
+        if form in SPECIAL_FORMS and form not in forms_of(root):
+            return None
         return d if root == d.root else Draft(root, d.answer, d.form)
 
     def _draft(self, level: str, form: str, want_yes: bool) -> Draft | None:
@@ -489,8 +489,13 @@ class Sampler:
                 assert isinstance(other, int)
                 # A wide set is the answer's own description or, failing that, the deepest
                 # entity's; the other special forms live at the top only.
+                wide_top = top and shape.special == "wide"
                 inner = shape if shape.special == "wide" else replace(shape, special=None)
-                sub = self.describe(other, depth - 1, inner, visited)
+                # A wide answer keeps a plain chain: a wide set below it would make some of
+                # its own weak constraints redundant.
+                sub = self.describe(
+                    other, depth - 1, replace(shape, special=None) if wide_top else inner, visited
+                )
                 if sub is None:
                     continue
                 rel = g.f_rel[row]
@@ -509,6 +514,12 @@ class Sampler:
                 )
                 if got_wide is not None:
                     return got_wide
+            if top and shape.special == "wide" and depth > 1:
+                # Failing that, the deepest entity's description is the wide set.
+                sub = self.describe(other, depth - 1, inner, visited)
+                if sub is None:
+                    continue
+                main = Project(rel, sub[0], inverse=is_subj)
             members: list[Node] = [main]
             if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):
