@@ -123,3 +123,23 @@ def test_small_segments_give_the_same_search_as_one(tmp_path: Path) -> None:
     for q in queries:
         for k in (1, 10, 50):
             assert snap.search(q, k) == many.search(q, k), (q, k)
+
+
+def test_title_set_is_exact_across_runs() -> None:
+    """Membership equals a Python set's over frozen runs, merged runs and the recent set."""
+    from wikigym.corpora.titleset import TitleSet
+
+    titles = TitleSet(run=7)
+    seen: set[str] = set()
+    rng = random.Random(3)
+    for i in range(500):
+        t = f"Title {rng.randrange(300)}" if i % 3 else f"Ünïcode {i} 東京"
+        assert (t in titles) == (t in seen)
+        titles.add(t)
+        seen.add(t)
+        assert len(titles) == len(seen)
+    assert all(t in titles for t in seen)
+    assert "Title 300" not in titles and 3 not in titles
+    assert 0 < titles.nbytes <= 16 * len(seen)
+    titles.clear()
+    assert len(titles) == 0 and "Title 1" not in titles
