@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,12 +113,15 @@ class Bm25s(bs.Bm25s):
         return super().search(query)
 
 
-def three_word_queries(corpus: bs.Corpus, n: int, seed: int = 0) -> list[str]:
-    """``n`` queries of three consecutive words of random passages (lower case, seeded)."""
+def three_word_queries(
+    passages: int, text_at: Callable[[int], str], n: int, seed: int = 0
+) -> list[str]:
+    """``n`` queries of three consecutive words of random passages (lower case, seeded):
+    passage ``i`` is the i-th in passage_id order (ids are dense from 0)."""
     rng = random.Random(seed)
     queries: list[str] = []
     while len(queries) < n:
-        words = _WORD.findall(corpus.texts[rng.randrange(len(corpus.pids))].lower())
+        words = _WORD.findall(text_at(rng.randrange(passages)).lower())
         if len(words) >= 3:
             start = rng.randrange(len(words) - 2)
             queries.append(" ".join(words[start : start + 3]))
@@ -183,10 +186,22 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
     from wikigym.corpora import Snapshot
 
     snap_path = Path(args.snapshot)
-    corpus = bs.load_corpus(snap_path.name, snap_path)
-    queries = three_word_queries(corpus, args.queries, args.seed)
-    config = Snapshot.open(snap_path, verify="none").index_config
-    print(f"== {snap_path}: {len(corpus.pids):,} passages, e.g. {queries[:3]}", flush=True)
+    snap = Snapshot.open(snap_path, verify="none")
+    config = snap.index_config
+    total = snap.num_passages
+    peers = [name for name in args.systems if name in ("bm25s", "lucene")]
+    if peers:  # the peers index every passage: hold them all
+        corpus = bs.load_corpus(snap_path.name, snap_path)
+        queries = three_word_queries(total, corpus.texts.__getitem__, args.queries, args.seed)
+    else:  # the same queries from point look-ups
+        corpus = bs.Corpus(snap_path.name, snap_path, [], [], [])
+
+        def text_at(i: int) -> str:
+            row = snap.sql("SELECT text FROM passages WHERE passage_id = ?", [i])
+            return str(row.column("text")[0].as_py())
+
+        queries = three_word_queries(total, text_at, args.queries, args.seed)
+    print(f"== {snap_path}: {total:,} passages, e.g. {queries[:3]}", flush=True)
     rows: dict[str, Any] = {}
     ours = bs.Ours(corpus)
     raw = RawTantivy(corpus, config)
@@ -196,7 +211,7 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
     del ours, raw
     if "lucene" in args.systems:
         rows["lucene"] = run_lucene(corpus, queries, args)
-    if "bm25s" in args.systems and len(corpus.pids) <= args.bm25s_max:
+    if "bm25s" in args.systems and total <= args.bm25s_max:
         print("  indexing bm25s ...", flush=True)
         import psutil
 
@@ -217,7 +232,7 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "stage": "search",
         "snapshot": str(snap_path),
-        "passages": len(corpus.pids),
+        "passages": total,
         "queries": len(queries),
         "query_examples": queries[:5],
         "seed": args.seed,
