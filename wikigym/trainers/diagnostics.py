@@ -7,10 +7,11 @@ logging step and adds to TRL's log line (so the console, TensorBoard and
 
 - ``diag/reward/<component>``: mean of each env reward component;
 - ``diag/tool_calls_per_episode``, ``diag/tool_call_validity``: calls through the tool methods
-  and the share that ran without an error code; ``diag/tool_errors/<code>``: per episode;
+  and the share that ran without an error code; ``diag/valid_tool_calls_per_episode``; ``diag/tool_errors/<code>``: per episode;
 - ``diag/masked_share`` (env budget and length-cut episodes), ``diag/answered_share``;
 - ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``; TRL's
   ``completions/mean_length`` / ``max_length`` are read for the length alarms;
+- ``diag/varying_group_share``: the share of groups whose scored rewards differ;
 - ``diag/alarms``: the number of alarms raised this step.
 
 :class:`HealthMonitor` holds the alarm logic (pure, unit-tested on synthetic sequences):
@@ -18,6 +19,11 @@ logging step and adds to TRL's log line (so the console, TensorBoard and
 - format collapse: completion length growing (second half of the window over the first
   >= ``length_growth``) while the reward does not (gain < ``reward_gain``); the repeated 4-gram
   share rising; parse failures rising;
+- no learning signal: over the last ``signal_window`` logged steps, every group's rewards were
+  equal (``diag/varying_group_share`` at 0, from the episodes; TRL's ``frac_reward_zero_std``
+  at 1 without an episode sink: all advantages zero, the policy gradient is
+  nothing but the KL term), or no episode made a valid tool call (an answer in the
+  ``<answer>`` form counts as a call of the answer tool);
 - train/inference mismatch (vLLM generation): TRL's
   ``sampling/sampling_logp_difference/mean`` above ``logp_diff_warn`` or the importance-sampling
   ratio leaving [``is_ratio_low``, ``is_ratio_high``].
@@ -72,6 +78,9 @@ class HealthThresholds:
     )
     is_ratio_low: float = field(default=0.5, metadata={"help": "Lowest acceptable IS ratio."})
     is_ratio_high: float = field(default=2.0, metadata={"help": "Highest acceptable IS ratio."})
+    signal_window: int = field(
+        default=4, metadata={"help": "Logged steps in a row with no learning signal that warn."}
+    )
 
 
 _CHECKS: dict[str, str] = {
@@ -88,6 +97,14 @@ _CHECKS: dict[str, str] = {
         "tool-call parse failures are rising: the call format is degrading. Check the chat "
         "template and response parser match the model, compare with the SFT cold start, and "
         "check that malformed episodes are not rewarded."
+    ),
+    "no_learning_signal": (
+        "GRPO has nothing to learn from: a group whose rewards are all equal has zero "
+        "advantages. Check the cold start (a model that never calls the tools in the env's "
+        "format, or never solves a task, needs SFT on oracle trajectories first: `wikigym export "
+        "sft`, `wikigym train sft`), the reward (binary outcome: are the tasks solvable at this "
+        "level and step budget? is everything masked?), and the prompt format (the chat "
+        "template renders the tools; sampled completions hold <tool_call> JSON the env parses)."
     ),
     "logprob_mismatch": (
         "vLLM and trainer log-probs differ: train/inference mismatch. Check dtype (bf16 both "
@@ -108,7 +125,9 @@ class HealthMonitor:
 
     Feed one dict per logged step to :meth:`update`; keys read: ``reward``,
     ``completions/mean_length``, ``diag/repeat_ngram_share``, ``diag/parse_failure_rate``,
-    ``sampling/sampling_logp_difference/mean``, ``sampling/importance_sampling_ratio/min``
+    ``diag/varying_group_share`` (else ``frac_reward_zero_std``),
+    ``diag/valid_tool_calls_per_episode``,
+    ``diag/answered_share``, ``sampling/sampling_logp_difference/mean``, ``sampling/importance_sampling_ratio/min``
     and ``/max``. Missing or non-finite values are skipped.
     """
 
@@ -117,6 +136,9 @@ class HealthMonitor:
         self._series: dict[str, deque[float]] = {}
         self._active: set[str] = set()
         self.alarms: list[Alarm] = []
+        # The no-signal conditions count consecutive steps (not a trend over a window).
+        self._flat_groups = 0
+        self._no_valid_call = 0
 
     def _push(self, key: str, metrics: Mapping[str, Any]) -> None:
         value = metrics.get(key)
@@ -146,6 +168,7 @@ class HealthMonitor:
             "parse_failures_rising": self._rising(
                 "diag/parse_failure_rate", self.t.parse_rise, 0.0
             ),
+            "no_learning_signal": self._no_signal(metrics),
             "logprob_mismatch": self._mismatch(metrics),
         }
         new: list[Alarm] = []
@@ -156,7 +179,10 @@ class HealthMonitor:
             if name in self._active:
                 continue
             self._active.add(name)
-            alarm = Alarm(name=name, step=step, value=round(value, 6), message=_CHECKS[name])
+            message = _CHECKS[name]
+            if name == "no_learning_signal":
+                message = f"{self._no_signal_cause()}. {message}"
+            alarm = Alarm(name=name, step=step, value=round(value, 6), message=message)
             new.append(alarm)
             self.alarms.append(alarm)
         return new
@@ -179,6 +205,34 @@ class HealthMonitor:
         latest = self._series[key][-1]
         return delta if delta >= rise and latest >= level else None
 
+    def _no_signal(self, metrics: Mapping[str, Any]) -> float | None:
+        """Count the steps in a row with flat groups / no valid call; the value is the longer
+        run once one reaches the window. A step that does not report a metric leaves its
+        count as it is (not every logging step carries every key)."""
+        varying = _finite(metrics.get("diag/varying_group_share"))
+        if varying is None:  # no episode sink: TRL's count (NaN groups count as varying)
+            zero_std = _finite(metrics.get("frac_reward_zero_std"))
+            varying = None if zero_std is None else 1.0 - zero_std
+        if varying is not None:
+            self._flat_groups = self._flat_groups + 1 if varying <= 0.0 else 0
+        valid = _finite(metrics.get("diag/valid_tool_calls_per_episode"))
+        if valid is not None:
+            answered = _finite(metrics.get("diag/answered_share")) or 0.0
+            self._no_valid_call = self._no_valid_call + 1 if valid == 0 and answered == 0 else 0
+        run = max(self._flat_groups, self._no_valid_call)
+        return float(run) if run >= self.t.signal_window else None
+
+    def _no_signal_cause(self) -> str:
+        causes = []
+        if self._no_valid_call >= self.t.signal_window:
+            causes.append(f"no valid tool call for {self._no_valid_call} logged steps")
+        if self._flat_groups >= self.t.signal_window:
+            causes.append(
+                f"every group's rewards were equal (zero advantages) for {self._flat_groups} "
+                "logged steps"
+            )
+        return "; ".join(causes)
+
     def _mismatch(self, metrics: Mapping[str, Any]) -> float | None:
         diff = metrics.get("sampling/sampling_logp_difference/mean")
         low = metrics.get("sampling/importance_sampling_ratio/min")
@@ -190,6 +244,12 @@ class HealthMonitor:
         if isinstance(high, int | float) and math.isfinite(high) and high > self.t.is_ratio_high:
             return float(high)
         return None
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
 
 
 def episode_metrics(records: Iterable[EpisodeRecord]) -> dict[str, float]:
@@ -210,6 +270,7 @@ def episode_metrics(records: Iterable[EpisodeRecord]) -> dict[str, float]:
         out["diag/reward/total"] = sum(r.reward or 0.0 for r in scored) / len(scored)
     calls = sum(r.tool_calls for r in records)
     out["diag/tool_calls_per_episode"] = calls / n
+    out["diag/valid_tool_calls_per_episode"] = sum(r.valid_tool_calls for r in records) / n
     out["diag/tool_call_validity"] = (
         sum(r.valid_tool_calls for r in records) / calls if calls else 0.0
     )
@@ -225,7 +286,24 @@ def episode_metrics(records: Iterable[EpisodeRecord]) -> dict[str, float]:
     out["diag/parse_failure_rate"] = sum(r.parse_failures > 0 for r in records) / n
     out["diag/completion_chars/mean"] = sum(r.completion_chars for r in records) / n
     out["diag/completion_chars/max"] = float(max(r.completion_chars for r in records))
+    out["diag/varying_group_share"] = varying_group_share(records)
     return out
+
+
+def varying_group_share(records: Iterable[EpisodeRecord]) -> float:
+    """The share of groups (episodes of one task) whose scored rewards differ: the groups
+    that give GRPO a nonzero advantage. Masked episodes carry no reward, so a group with
+    fewer than two scored episodes is flat (TRL's ``frac_reward_zero_std`` counts a group
+    with a NaN reward as varying). 0.0 for no episodes."""
+    groups: dict[str, list[float]] = {}
+    for r in records:
+        rewards = groups.setdefault(r.task_id, [])
+        if not r.masked and r.reward is not None:
+            rewards.append(float(r.reward))
+    if not groups:
+        return 0.0
+    varying = sum(len(v) >= 2 and max(v) > min(v) for v in groups.values())
+    return varying / len(groups)
 
 
 class DiagnosticsCallback(TrainerCallback):
@@ -288,10 +366,26 @@ class DiagnosticsCallback(TrainerCallback):
 
     def summary(self) -> dict[str, Any]:
         """End-of-run numbers: episodes, masked share, tool validity, errors, alarms, first and
-        last reward."""
+        last reward, and the learning signal: the share of groups whose rewards varied (nonzero
+        advantages; from the episodes, :func:`varying_group_share`) and the gradient norms."""
         rewards = [h["reward"] for h in self.history if isinstance(h.get("reward"), float)]
         calls = self._totals.get("tool_calls", 0)
+        shares = [
+            v for h in self.history if (v := _finite(h.get("diag/varying_group_share"))) is not None
+        ]
+        if not shares:  # no episode sink: TRL's count
+            shares = [
+                1.0 - v
+                for h in self.history
+                if (v := _finite(h.get("frac_reward_zero_std"))) is not None
+            ]
+        norms = [v for h in self.history if (v := _finite(h.get("grad_norm"))) is not None]
         return {
+            "varying_group_share": sum(shares) / len(shares) if shares else None,
+            "steps_with_varying_groups": sum(v > 0.0 for v in shares),
+            "grad_norm_mean": sum(norms) / len(norms) if norms else None,
+            "grad_norm_max": max(norms) if norms else None,
+            "nonzero_grad_steps": sum(v > 0 for v in norms),
             "episodes": self._episodes,
             "masked_share": self._masked / self._episodes if self._episodes else 0.0,
             "tool_calls": calls,
@@ -319,8 +413,9 @@ class DiagnosticsCallback(TrainerCallback):
             f"[wikigym] diagnostics: {summary['episodes']} episodes, masked "
             f"{summary['masked_share']:.1%}, tool calls {summary['tool_calls']} "
             f"(valid {summary['tool_call_validity']:.1%}), reward "
-            f"{summary['reward_first']} -> {summary['reward_last']}, "
-            f"{len(summary['alarms'])} alarm(s)",
+            f"{summary['reward_first']} -> {summary['reward_last']}, groups with varying "
+            f"rewards {_share(summary['varying_group_share'])}, grad norm mean "
+            f"{_num(summary['grad_norm_mean'])}, {len(summary['alarms'])} alarm(s)",
             file=self.stream,
         )
         for alarm in summary["alarms"]:
@@ -328,6 +423,14 @@ class DiagnosticsCallback(TrainerCallback):
                 f"[wikigym]   step {alarm['step']}: {alarm['name']}: {alarm['message']}",
                 file=self.stream,
             )
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
 
 
 def _jsonable(value: Any) -> Any:
