@@ -53,20 +53,7 @@ def dir_bytes(path: Path) -> int:
 
 def stage_build(args: argparse.Namespace) -> dict[str, Any]:
     """Build one snapshot through the CLI, measured."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "wikigym",
-        "corpus",
-        "build",
-        str(args.world),
-        "--out",
-        str(args.out),
-        "--threads",
-        str(args.threads),
-        "--overwrite",
-        "--quiet",
-    ]
+    cmd = common.build_command(Path(args.world), Path(args.out), args.threads)
     stats = common.run_measured(cmd, interval=0.25)
     manifest = json.loads((Path(args.out) / "manifest.json").read_text(encoding="utf-8"))
     record = {

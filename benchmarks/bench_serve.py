@@ -226,49 +226,53 @@ def bench_sessions(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
     return rows
 
 
-RETRIEVER = """
-import sys, bm25s, pyarrow.parquet as pq, uvicorn
+# Search-R1's retrieval-server protocol (POST /retrieve {queries, topk}), shared by both peers;
+# each peer's script sets up its retriever and `retrieve_rows(queries, topk)` before this.
+RETRIEVER_SERVER = """
+import sys, uvicorn
 from fastapi import FastAPI
 from pydantic import BaseModel
+app = FastAPI()
+class Req(BaseModel):
+    queries: list[str]
+    topk: int = 3
+    return_scores: bool = False
+@app.post("/retrieve")
+def retrieve(req: Req):
+    return {"result": retrieve_rows(req.queries, req.topk)}
+print("ready", flush=True)
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=600)
+"""
+
+RETRIEVER = (
+    """
+import sys, bm25s, pyarrow.parquet as pq
 table = pq.read_table(sys.argv[1] + "/passages.parquet", columns=["passage_id", "text"])
 ids, texts = table["passage_id"].to_pylist(), table["text"].to_pylist()
 retriever = bm25s.BM25()
 retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
-app = FastAPI()
-class Req(BaseModel):
-    queries: list[str]
-    topk: int = 3
-    return_scores: bool = False
-@app.post("/retrieve")
-def retrieve(req: Req):
-    docs, scores = retriever.retrieve(bm25s.tokenize(req.queries, stopwords="en", show_progress=False), k=req.topk, show_progress=False)
-    return {"result": [[{"id": ids[int(d)], "contents": texts[int(d)]} for d in row] for row in docs]}
-print("ready", flush=True)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=600)
+def retrieve_rows(queries, topk):
+    docs, scores = retriever.retrieve(bm25s.tokenize(queries, stopwords="en", show_progress=False), k=topk, show_progress=False)
+    return [[{"id": ids[int(d)], "contents": texts[int(d)]} for d in row] for row in docs]
 """
+    + RETRIEVER_SERVER
+)
 
 
-LUCENE_RETRIEVER = """
-import json, sys, uvicorn
-from fastapi import FastAPI
-from pydantic import BaseModel
+LUCENE_RETRIEVER = (
+    """
+import json, sys
 from pyserini.search.lucene import LuceneSearcher
 searcher = LuceneSearcher(sys.argv[1])  # Lucene BM25 (k1=0.9, b=0.4), as Search-R1 serves it
-app = FastAPI()
-class Req(BaseModel):
-    queries: list[str]
-    topk: int = 3
-    return_scores: bool = False
-@app.post("/retrieve")
-def retrieve(req: Req):
+def retrieve_rows(queries, topk):
     result = []
-    for q in req.queries:
-        hits = searcher.search(q, k=req.topk)
+    for q in queries:
+        hits = searcher.search(q, k=topk)
         result.append([{"id": h.docid, "contents": json.loads(searcher.doc(h.docid).raw())["contents"]} for h in hits])
-    return {"result": result}
-print("ready", flush=True)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=600)
+    return result
 """
+    + RETRIEVER_SERVER
+)
 
 
 def lucene_python(args: argparse.Namespace) -> str | None:
