@@ -76,9 +76,22 @@ def test_equal_segments_are_detected_as_unordered(tmp_path: Path) -> None:
         writer.add(pid, pid, "T", "alpha beta")
     layout = writer.close()
     assert layout == read_layout(tmp_path / "idx")
-    if layout.doc_order == "none":
-        searcher = PassageSearcher(tmp_path / "idx", IndexConfig(), layout.doc_order)
-        assert [h.passage_id for h in searcher.search("alpha", 5)] == [0, 1, 2, 3, 4]
+    # Whichever layout Tantivy's merges leave, the search it selects breaks ties by passage_id.
+    searcher = PassageSearcher(tmp_path / "idx", IndexConfig(), layout.doc_order)
+    assert [h.passage_id for h in searcher.search("alpha", 5)] == [0, 1, 2, 3, 4]
+
+
+def test_out_of_order_passages_are_detected_as_unordered(tmp_path: Path) -> None:
+    """One segment written in reverse passage_id order is not ``passage_id`` ordered: the
+    check must say so, and the tie-checked search still returns the smallest ids first."""
+    writer = PassageIndexWriter(tmp_path / "idx", IndexConfig())
+    for pid in reversed(range(50)):
+        writer.add(pid, pid, "T", "alpha beta")
+    layout = writer.close()
+    assert layout.segments == 1
+    assert layout.doc_order == "none"
+    searcher = PassageSearcher(tmp_path / "idx", IndexConfig(), layout.doc_order)
+    assert [h.passage_id for h in searcher.search("alpha", 5)] == [0, 1, 2, 3, 4]
 
 
 def test_world_snapshot_id_unchanged(tmp_path: Path) -> None:
