@@ -1,22 +1,25 @@
-"""``wikigym serve`` under load, next to in-process steps and a Search-R1 retrieval server.
+"""``wikigym serve`` under load, next to in-process steps and Search-R1 retrieval servers.
 
 1. Sessions: 64, 256 and 1,024 concurrent WebSocket sessions on loopback against a
-   ``wikigym serve`` subprocess, each a scripted multi-step episode (the oracle's tool calls of
-   its task). Tool calls/s, p50/p99 step latency (client side), server RSS per idle session,
-   protocol errors (must be 0), crosstalk (each session's transcript equals its in-process
-   replay through the env recipe: must be 0 differences). Served steps/s against in-process
-   env steps/s (the same episodes in a loop, one process).
+   ``wikigym serve`` subprocess, each running scripted multi-step episodes (the oracle's tool
+   calls of its task) in turn. Tool calls/s per wall second and per server CPU second, p50/p99
+   step latency (client side), server and client CPU, server RSS per idle session, protocol
+   errors (must be 0), crosstalk (each episode's transcript equals its in-process replay
+   through the env recipe: must be 0 differences). Against in-process env steps/s: the same
+   episodes in one process, one env after another (the server is one process too).
 2. Search only, against what users run today: Search-R1's retrieval-server protocol
-   (FastAPI ``POST /retrieve`` with ``{queries, topk}``) backed by bm25s over the same
-   passages, driven by 1, 64 and 256 concurrent clients, next to wikigym's in-process search
-   step and ``wikigym serve`` search steps. (Pyserini's Lucene needs Java: not run here.)
+   (FastAPI ``POST /retrieve`` with ``{queries, topk}``) over the same passages, backed by
+   bm25s and by Pyserini's Lucene BM25 (when a Python with pyserini is found: this one, or
+   ``--lucene-python``), driven by 1, 64 and 256 concurrent clients, next to wikigym's
+   in-process search step and ``wikigym serve`` search steps.
 
 Clients speak the wire protocol with ``websockets`` directly (the messages of OpenEnv's
-client, whose import alone takes ~20 s here). All traffic stays on 127.0.0.1; every run is
-bounded in count and time.
+client, whose import alone takes ~20 s here), encoded before the clock starts; every reply is
+parsed in full. All traffic stays on 127.0.0.1; every run is bounded in count and time.
 
 Usage (in a venv with the ``serve`` extra, fastapi and httpx):
     python benchmarks/bench_serve.py [--corpus DIR --tasks FILE] [--sessions 64 256 1024]
+        [--lucene-python /path/to/venv-lucene/bin/python]
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,30 +51,36 @@ def oracle_plan(task: Any) -> list[str]:
 
 
 def episodes(tasks: list[Any], n: int) -> list[tuple[str, int, list[str]]]:
-    """Session ``i``: task ``i mod T`` with seed ``i``, the oracle's calls."""
+    """Episode ``i``: task ``i mod T`` with seed ``i``, the oracle's calls."""
     return [
         (tasks[i % len(tasks)].task_id, i, oracle_plan(tasks[i % len(tasks)])) for i in range(n)
     ]
 
 
-def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str]]]):
-    """The transcripts and the steps/s of the same episodes in one process."""
+def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str]]], sessions: int):
+    """The transcripts of the plan's episodes in one process, one env after another, and the
+    steps per wall second and per CPU second of that loop (the resets of episodes past each
+    session's first counted in, as the served clock counts them)."""
     from wikigym.envs.recipe import env_spec, make_env
     from wikigym.integrations.serve.protocol import jsonable
 
     env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks_path, python="off"))
-    out, steps, busy = [], 0, 0.0
-    for task_id, seed, actions in plan:
+    out, steps, wall, cpu = [], 0, 0.0, 0.0
+    for i, (task_id, seed, actions) in enumerate(plan):
+        t, c = time.perf_counter(), time.thread_time()
         obs, info = env.reset(seed=seed, options={"task_id": task_id})
-        rows = [(obs, jsonable(info), None, False)]
+        if i < sessions:  # a session's first reset happens before the served clock starts
+            t, c = time.perf_counter(), time.thread_time()
+        raw: list[tuple[str, Any, Any, bool]] = [(obs, info, None, False)]
         for a in actions:
-            t = time.perf_counter()
             obs, r, term, trunc, info = env.step(a)
-            busy += time.perf_counter() - t
             steps += 1
-            rows.append((obs, jsonable(info), float(r), bool(term or trunc)))
-        out.append(rows)
-    return out, steps / busy
+            raw.append((obs, info, r, bool(term or trunc)))
+        wall += time.perf_counter() - t
+        cpu += time.thread_time() - c
+        # the wire form, off the clock (an in-process trainer does not pay for it)
+        out.append([(o, jsonable(i), None if r is None else float(r), d) for o, i, r, d in raw])
+    return out, steps / wall, steps / cpu
 
 
 def start_server(args: argparse.Namespace, max_sessions: int) -> tuple[subprocess.Popen, str]:
@@ -87,46 +97,67 @@ def start_server(args: argparse.Namespace, max_sessions: int) -> tuple[subproces
     return proc, line.split()[2]
 
 
-async def session_run(ws_url: str, task_id: str, seed: int, actions: list[str], ready, go, lat):
+def encoded(episode: tuple[str, int, list[str]]) -> tuple[str, list[str]]:
+    """An episode's reset and step messages, encoded before the clock starts."""
+    task_id, seed, actions = episode
+    reset = json.dumps({"type": "reset", "data": {"seed": seed, "task_id": task_id}})
+    return reset, [json.dumps({"type": "step", "data": {"message": a}}) for a in actions]
+
+
+async def session_run(ws_url: str, mine: list[tuple[str, list[str]]], ready, go, lat):
+    """One session: its episodes in turn (the first reset before ``go``); every reply is
+    parsed in full and kept, to be compared with its in-process replay."""
     import websockets
 
-    async with websockets.connect(ws_url, max_size=1 << 22, open_timeout=60) as ws:
-        await ws.send(json.dumps({"type": "reset", "data": {"seed": seed, "task_id": task_id}}))
-        rows, errors = [], 0
-        msg = json.loads(await ws.recv())
-        ready.append(1)
-        await go.wait()  # every session is open and idle: the RSS is read, then all step
-        for a in [None, *actions]:
-            if a is not None:
+    transcripts, errors = [], 0
+    async with websockets.connect(
+        ws_url, max_size=1 << 22, open_timeout=60, compression=None
+    ) as ws:
+        for k, (reset, steps) in enumerate(mine):
+            await ws.send(reset)
+            replies = [json.loads(await ws.recv())]
+            if k == 0:
+                ready.append(1)
+                await go.wait()  # every session is open and idle: the RSS is read, then all step
+            for message in steps:
                 t = time.perf_counter()
-                await ws.send(json.dumps({"type": "step", "data": {"message": a}}))
-                msg = json.loads(await ws.recv())
+                await ws.send(message)
+                replies.append(json.loads(await ws.recv()))
                 lat.append(time.perf_counter() - t)
-            if msg["type"] != "observation":
-                errors += 1
-                continue
-            d = msg["data"]
-            rows.append(
-                (d["observation"]["text"], d["observation"]["info"], d["reward"], d["done"])
-            )
+            rows = []
+            for msg in replies:
+                if msg["type"] != "observation":
+                    errors += 1
+                    continue
+                d = msg["data"]
+                rows.append(
+                    (d["observation"]["text"], d["observation"]["info"], d["reward"], d["done"])
+                )
+            transcripts.append(rows)
         await ws.send(json.dumps({"type": "close"}))
-        return rows, errors
+    return transcripts, errors
 
 
-async def load(url: str, plan, proc_pid: int) -> dict[str, Any]:
+def cpu_s(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+async def load(url: str, per_session: list[list[tuple[str, list[str]]]], proc_pid: int):
     ws_url = url.replace("http://", "ws://") + "/ws"
     ready: list[int] = []
     go = asyncio.Event()
     lat: list[float] = []
     server = psutil.Process(proc_pid)
     rss0 = server.memory_info().rss
-    tasks = [asyncio.create_task(session_run(ws_url, t, s, a, ready, go, lat)) for t, s, a in plan]
+    tasks = [asyncio.create_task(session_run(ws_url, m, ready, go, lat)) for m in per_session]
     deadline = time.monotonic() + 300
-    while len(ready) < len(plan):
+    while len(ready) < len(per_session):
         if time.monotonic() > deadline or any(t.done() for t in tasks):
             break
         await asyncio.sleep(0.05)
     rss_idle = server.memory_info().rss
+    server_cpu0, client_cpu0 = cpu_s(server), time.process_time()
     t0 = time.perf_counter()
     go.set()
     results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 600)
@@ -135,6 +166,8 @@ async def load(url: str, plan, proc_pid: int) -> dict[str, Any]:
         "results": results,
         "latencies": lat,
         "wall_s": wall,
+        "server_cpu_s": cpu_s(server) - server_cpu0,
+        "client_cpu_s": time.process_time() - client_cpu0,
         "rss_before_mb": rss0 / 2**20,
         "rss_idle_mb": rss_idle / 2**20,
     }
@@ -142,56 +175,63 @@ async def load(url: str, plan, proc_pid: int) -> dict[str, Any]:
 
 def bench_sessions(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
     rows = []
-    # one in-process run of the largest plan: its prefixes are the smaller plans' replays
-    full_reference, inproc_sps = in_process(corpus, tasks_path, episodes(tasks, max(args.sessions)))
+    rounds = args.episodes_per_session
     for n in args.sessions:
-        plan = episodes(tasks, n)
-        reference = full_reference[:n]
+        plan = episodes(tasks, n * rounds)  # session i: episodes i, i + n, i + 2n, ...
+        reference, inproc_wall, inproc_cpu = in_process(corpus, tasks_path, plan, n)
+        per_session = [[encoded(plan[i + k * n]) for k in range(rounds)] for i in range(n)]
         proc, url = start_server(args, n)
         try:
-            out = asyncio.run(load(url, plan, proc.pid))
-            cpu = psutil.Process(proc.pid).cpu_times()
+            out = asyncio.run(load(url, per_session, proc.pid))
         finally:
             proc.terminate()
             proc.wait(timeout=60)
         errors, crosstalk = 0, 0
-        for res, ref in zip(out["results"], reference, strict=True):
+        for i, res in enumerate(out["results"]):
             if isinstance(res, BaseException):
                 errors += 1
                 continue
             got, err = res
             errors += err
-            crosstalk += int(got != ref)
+            want = [reference[i + k * n] for k in range(rounds)]
+            crosstalk += sum(int(g != w) for g, w in zip(got, want, strict=True))
         steps = len(out["latencies"])
         lat = out["latencies"]
+        served = steps / out["wall_s"]
+        served_cpu = steps / out["server_cpu_s"]
         rows.append(
             {
                 "sessions": n,
+                "episodes": len(plan),
                 "steps": steps,
-                "tool_calls_per_s": steps / out["wall_s"],
+                "tool_calls_per_s": served,
+                "tool_calls_per_server_cpu_s": served_cpu,
                 "p50_ms": 1000 * common.percentile(lat, 50),
                 "p99_ms": 1000 * common.percentile(lat, 99),
-                "in_process_steps_per_s": inproc_sps,
-                "served_over_in_process": steps / out["wall_s"] / inproc_sps,
+                "in_process_steps_per_s": inproc_wall,
+                "in_process_steps_per_cpu_s": inproc_cpu,
+                "served_over_in_process_wall": served / inproc_wall,
+                "served_over_in_process_cpu": served_cpu / inproc_cpu,
+                "server_cpu_s": out["server_cpu_s"],
+                "client_cpu_s": out["client_cpu_s"],
+                "wall_s": out["wall_s"],
                 "server_rss_idle_mb": out["rss_idle_mb"],
                 "rss_per_idle_session_kb": 1024 * (out["rss_idle_mb"] - out["rss_before_mb"]) / n,
-                "server_cpu_s": cpu.user + cpu.system,
                 "errors": errors,
                 "crosstalk": crosstalk,
+                "loadavg_1m": os.getloadavg()[0],
             }
         )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
-RETRIEVER = """
-import sys, bm25s, pyarrow.parquet as pq, uvicorn
+# Search-R1's retrieval-server protocol (POST /retrieve {queries, topk}), shared by both peers;
+# each peer's script sets up its retriever and `retrieve_rows(queries, topk)` before this.
+RETRIEVER_SERVER = """
+import sys, uvicorn
 from fastapi import FastAPI
 from pydantic import BaseModel
-table = pq.read_table(sys.argv[1] + "/passages.parquet", columns=["passage_id", "text"])
-ids, texts = table["passage_id"].to_pylist(), table["text"].to_pylist()
-retriever = bm25s.BM25()
-retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
 app = FastAPI()
 class Req(BaseModel):
     queries: list[str]
@@ -199,11 +239,98 @@ class Req(BaseModel):
     return_scores: bool = False
 @app.post("/retrieve")
 def retrieve(req: Req):
-    docs, scores = retriever.retrieve(bm25s.tokenize(req.queries, stopwords="en", show_progress=False), k=req.topk, show_progress=False)
-    return {"result": [[{"id": ids[int(d)], "contents": texts[int(d)]} for d in row] for row in docs]}
+    return {"result": retrieve_rows(req.queries, req.topk)}
 print("ready", flush=True)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=600)
 """
+
+RETRIEVER = (
+    """
+import sys, bm25s, pyarrow.parquet as pq
+table = pq.read_table(sys.argv[1] + "/passages.parquet", columns=["passage_id", "text"])
+ids, texts = table["passage_id"].to_pylist(), table["text"].to_pylist()
+retriever = bm25s.BM25()
+retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+def retrieve_rows(queries, topk):
+    docs, scores = retriever.retrieve(bm25s.tokenize(queries, stopwords="en", show_progress=False), k=topk, show_progress=False)
+    return [[{"id": ids[int(d)], "contents": texts[int(d)]} for d in row] for row in docs]
+"""
+    + RETRIEVER_SERVER
+)
+
+
+LUCENE_RETRIEVER = (
+    """
+import json, sys
+from pyserini.search.lucene import LuceneSearcher
+searcher = LuceneSearcher(sys.argv[1])  # Lucene BM25 (k1=0.9, b=0.4), as Search-R1 serves it
+def retrieve_rows(queries, topk):
+    result = []
+    for q in queries:
+        hits = searcher.search(q, k=topk)
+        result.append([{"id": h.docid, "contents": json.loads(searcher.doc(h.docid).raw())["contents"]} for h in hits])
+    return result
+"""
+    + RETRIEVER_SERVER
+)
+
+
+def lucene_python(args: argparse.Namespace) -> str | None:
+    """The interpreter that has Pyserini (``--lucene-python``, else this one), or None."""
+    python = args.lucene_python or sys.executable
+    probe = subprocess.run(
+        [python, "-c", "import pyserini.search.lucene, fastapi, uvicorn"],
+        capture_output=True,
+        timeout=120,
+    )
+    if probe.returncode != 0:
+        if args.lucene_python:
+            raise SystemExit(f"--lucene-python {python}: pyserini, fastapi or uvicorn missing")
+        return None
+    return python
+
+
+def build_lucene_index(python: str, corpus: str, work: Path) -> Path:
+    """The snapshot's passages as a Pyserini JsonCollection, indexed by Pyserini's Lucene
+    indexer (the same passage texts bm25s and wikigym index)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(corpus) / "passages.parquet", columns=["passage_id", "text"])
+    docs = work / "collection"
+    docs.mkdir(parents=True)
+    with open(docs / "passages.jsonl", "w", encoding="utf-8") as f:
+        for pid, text in zip(
+            table["passage_id"].to_pylist(), table["text"].to_pylist(), strict=True
+        ):
+            f.write(json.dumps({"id": str(pid), "contents": text}) + "\n")
+    index = work / "index"
+    subprocess.run(
+        [python, "-m", "pyserini.index.lucene", "--collection", "JsonCollection", "--input",
+         str(docs), "--index", str(index), "--generator", "DefaultLuceneDocumentGenerator",
+         "--threads", "1", "--storeRaw"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    return index
+
+
+def run_retriever(cmd: list[str], port: int, clients: list[int], queries: list[str], name: str):
+    """Start a Search-R1 style /retrieve server, drive it with each client count, stop it."""
+    rows = []
+    retr = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        line = retr.stdout.readline().strip()
+        if line != "ready":
+            raise SystemExit(f"{name} did not start: {line!r}")
+        wait_http(f"http://127.0.0.1:{port}/docs")
+        asyncio.run(drive_retriever(f"http://127.0.0.1:{port}", 1, queries))  # warm (JVM, JIT)
+        for n in clients:
+            lat, wall, err = asyncio.run(drive_retriever(f"http://127.0.0.1:{port}", n, queries))
+            rows.append(_row(name, n, lat, wall, err))
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        retr.terminate()
+        retr.wait(timeout=30)
+    return rows
 
 
 def search_queries(tasks) -> list[str]:
@@ -244,22 +371,19 @@ async def drive_serve(url: str, clients: int, queries: list[str]) -> tuple[list[
 
     async def one(c: int) -> None:
         nonlocal errors
+        messages = [
+            json.dumps({"type": "step", "data": {"message": format_tool_call(
+                "search", {"query": queries[(c * SEARCH_STEPS + j) % len(queries)], "k": 5})}})
+            for j in range(SEARCH_STEPS)
+        ]  # fmt: skip
         async with websockets.connect(
-            url.replace("http://", "ws://") + "/ws", max_size=1 << 22
+            url.replace("http://", "ws://") + "/ws", max_size=1 << 22, compression=None
         ) as ws:
             await ws.send(json.dumps({"type": "reset", "data": {"seed": c}}))
             await ws.recv()
-            for j in range(SEARCH_STEPS):
-                q = queries[(c * SEARCH_STEPS + j) % len(queries)]
+            for message in messages:
                 t = time.perf_counter()
-                await ws.send(
-                    json.dumps(
-                        {
-                            "type": "step",
-                            "data": {"message": format_tool_call("search", {"query": q, "k": 5})},
-                        }
-                    )
-                )
+                await ws.send(message)
                 msg = json.loads(await ws.recv())
                 lat.append(time.perf_counter() - t)
                 errors += int(msg["type"] != "observation")
@@ -286,21 +410,21 @@ def bench_search(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
             env.reset(seed=j)  # stay below the step budget
     rows.append(_row("wikigym in-process step", 1, lat, sum(lat), 0))
     port = common_free_port()
-    retr = subprocess.Popen(
-        [sys.executable, "-c", RETRIEVER, corpus, str(port)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert retr.stdout.readline().strip() == "ready"
-        _wait_http(f"http://127.0.0.1:{port}/docs")
-        for clients in args.clients:
-            lat, wall, err = asyncio.run(
-                drive_retriever(f"http://127.0.0.1:{port}", clients, queries)
-            )
-            rows.append(_row("Search-R1 /retrieve (bm25s, FastAPI)", clients, lat, wall, err))
-            print(json.dumps(rows[-1]), flush=True)
-    finally:
-        retr.terminate()
-        retr.wait(timeout=30)
+    rows += run_retriever(
+        [sys.executable, "-c", RETRIEVER, corpus, str(port)],
+        port, args.clients, queries, "Search-R1 /retrieve (bm25s, FastAPI)",
+    )  # fmt: skip
+    python = lucene_python(args)
+    if python is None:
+        print("Pyserini not importable (see --lucene-python): the Lucene peer is skipped")
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench-serve-lucene-") as work:
+            index = build_lucene_index(python, corpus, Path(work))
+            port = common_free_port()
+            rows += run_retriever(
+                [python, "-c", LUCENE_RETRIEVER, str(index), str(port)],
+                port, args.clients, queries, "Search-R1 /retrieve (Pyserini Lucene BM25, FastAPI)",
+            )  # fmt: skip
     proc, url = start_server(args, max(args.clients))
     try:
         for clients in args.clients:
@@ -333,7 +457,7 @@ def common_free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, timeout: float = 60) -> None:
+def wait_http(url: str, timeout: float = 60) -> None:
     import urllib.request
 
     deadline = time.monotonic() + timeout
@@ -353,6 +477,17 @@ def main() -> None:
     parser.add_argument("--tasks", help="TaskSet (default: the default TaskSet)")
     parser.add_argument("--sessions", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 64, 256])
+    parser.add_argument(
+        "--parts", nargs="+", choices=["sessions", "search"], default=["sessions", "search"]
+    )
+    parser.add_argument(
+        "--episodes-per-session", type=int, default=3, help="episodes each session runs in turn"
+    )
+    parser.add_argument(
+        "--lucene-python",
+        help="a Python with pyserini, fastapi and uvicorn (see benchmarks/README.md); default: "
+        "this one when pyserini imports, else the Lucene peer is skipped",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "serve")
     args = parser.parse_args()
     from wikigym.tasks.defaults import default_resources, default_tasks_path, resolve_resources
@@ -365,33 +500,80 @@ def main() -> None:
         corpus, tasks_path = str(snapshot.path), str(default_tasks_path())
     args.corpus, args.tasks = corpus, tasks_path
     tasks = [t for t in taskset if t.oracle]
+    load_before = os.getloadavg()
     result = {
-        "environment": common.environment(),
+        "environment": {**common.environment(), "server_stack": server_stack()},
         "snapshot_id": snapshot.snapshot_id,
         "passages": snapshot.num_passages,
-        "sessions": bench_sessions(args, tasks, corpus, tasks_path),
-        "search": bench_search(args, tasks, corpus, tasks_path),
+        "loadavg_before": load_before,
+        "sessions": bench_sessions(args, tasks, corpus, tasks_path)
+        if "sessions" in args.parts
+        else [],
+        "search": bench_search(args, tasks, corpus, tasks_path) if "search" in args.parts else [],
+        "loadavg_after": os.getloadavg(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")
     tmp.replace(args.out.with_suffix(".json"))
-    md = ["# wikigym serve under load", "", f"Command: `{result['environment']['command']}`", ""]
-    md.append(common.markdown_table(
-        ["sessions", "steps", "tool calls/s", "p50 ms", "p99 ms", "in-process steps/s", "served/in-process",
-         "server RSS idle MB", "RSS/idle session KB", "errors", "crosstalk"],
-        [[r["sessions"], r["steps"], f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}",
-          f"{r['in_process_steps_per_s']:.0f}", f"{r['served_over_in_process']:.2f}", f"{r['server_rss_idle_mb']:.0f}",
-          f"{r['rss_per_idle_session_kb']:.0f}", r["errors"], r["crosstalk"]] for r in result["sessions"]],
-    ))  # fmt: skip
-    md += ["", "Search only (k=5), the same queries:", ""]
-    md.append(common.markdown_table(
-        ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
-        [[r["system"], r["clients"], r["calls"], f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",
-          f"{r['p99_ms']:.2f}", r["errors"]] for r in result["search"]],
-    ))  # fmt: skip
-    args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    tmp_md = args.out.with_suffix(".md.tmp")
+    tmp_md.write_text(markdown(result, args))
+    tmp_md.replace(args.out.with_suffix(".md"))
+    print(args.out.with_suffix(".md").read_text())
+
+
+def server_stack() -> dict[str, bool]:
+    """Which optional speedups the server process finds (Uvicorn uses them when present)."""
+    import importlib.util
+
+    return {m: importlib.util.find_spec(m) is not None for m in ("uvloop", "httptools", "orjson")}
+
+
+def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
+    env = result["environment"]
+    cores = os.cpu_count()
+    stack = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in env["server_stack"].items())
+    md = ["# wikigym serve under load", "", f"Command: `{env['command']}`", ""]
+    md += [
+        f"Machine: {cores} cores shared with other work; load average (1 min) "
+        f"{result['loadavg_before'][0]:.1f} before, {result['loadavg_after'][0]:.1f} after. "
+        f"Server: one process (event loop + env threads, permessage-deflate off; {stack}); "
+        "in-process: one process, one env after another, the same episodes. Same core count: "
+        "both are one process; the load clients run in the benchmark's own process on the "
+        "same cores, so their CPU is reported apart and the per-CPU ratio charges the server "
+        f"only for its own CPU. Each session runs {args.episodes_per_session} episodes in turn.",
+        "",
+    ]
+    if result["sessions"]:
+        md.append(sessions_table(result["sessions"]))
+    if result["search"]:
+        md += ["", "Search only (k=5), the same queries:", ""]
+        md.append(common.markdown_table(
+            ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
+            [[r["system"], r["clients"], f"{r['calls']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",
+              f"{r['p99_ms']:.2f}", r["errors"]] for r in result["search"]],
+        ))  # fmt: skip
+        if not any("Lucene" in r["system"] for r in result["search"]):
+            md += [
+                "",
+                "Pyserini's Lucene peer: not run (no Python with pyserini; see --lucene-python).",
+            ]
+    return "\n".join(md) + "\n"
+
+
+def sessions_table(sessions: list[dict[str, Any]]) -> str:
+    return common.markdown_table(
+        ["sessions", "steps", "tool calls/s (wall)", "per server CPU s", "p50 ms", "p99 ms",
+         "in-process steps/s (wall)", "per CPU s", "served/in-process wall", "served/in-process CPU",
+         "server CPU s", "client CPU s", "server RSS idle MB", "RSS/idle session KB", "errors",
+         "crosstalk", "load 1m"],
+        [[r["sessions"], f"{r['steps']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['tool_calls_per_server_cpu_s']:.0f}",
+          f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.1f}", f"{r['in_process_steps_per_s']:.0f}",
+          f"{r['in_process_steps_per_cpu_s']:.0f}", f"{r['served_over_in_process_wall']:.2f}",
+          f"{r['served_over_in_process_cpu']:.2f}", f"{r['server_cpu_s']:.2f}", f"{r['client_cpu_s']:.2f}",
+          f"{r['server_rss_idle_mb']:.0f}", f"{r['rss_per_idle_session_kb']:.0f}", r["errors"], r["crosstalk"],
+          f"{r['loadavg_1m']:.1f}"] for r in sessions],
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

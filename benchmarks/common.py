@@ -299,6 +299,24 @@ def is_current(snap: Path) -> bool:
     )
 
 
+def build_command(source: Path, out: Path, threads: int) -> list[str]:
+    """The CLI command that builds ``source`` into ``out`` (quiet, overwriting)."""
+    return [
+        sys.executable,
+        "-m",
+        "wikigym",
+        "corpus",
+        "build",
+        str(source),
+        "--out",
+        str(out),
+        "--threads",
+        str(threads),
+        "--overwrite",
+        "--quiet",
+    ]
+
+
 def ensure_world_snapshot(articles: int, seed: int, threads: int) -> tuple[Path, dict[str, Any]]:
     """Build (once, cached) the snapshot of a generated world through the CLI, measured.
 
@@ -311,21 +329,7 @@ def ensure_world_snapshot(articles: int, seed: int, threads: int) -> tuple[Path,
     if is_current(snap) and stats_path.is_file():
         return snap, json.loads(stats_path.read_text(encoding="utf-8"))
     print(f"building {snap} with {threads} threads ...", flush=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "wikigym",
-        "corpus",
-        "build",
-        str(world),
-        "--out",
-        str(snap),
-        "--threads",
-        str(threads),
-        "--overwrite",
-        "--quiet",
-    ]
-    stats = run_measured(cmd)
+    stats = run_measured(build_command(world, snap, threads))
     stats["threads"] = threads
     stats_path.write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     print(f"  built in {stats['seconds']:.1f} s", flush=True)

@@ -366,3 +366,22 @@ def test_cli_mistakes_are_one_line(paths, tmp_path) -> None:
         )  # fmt: skip
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 1 and len(lines) == 1 and needle in lines[0], p.stderr
+
+
+@pytest.mark.parametrize("compression", [False, True])
+def test_websocket_compression_only_when_asked(paths, compression: bool) -> None:
+    """permessage-deflate costs server CPU on every observation: negotiated only when asked."""
+    from websockets.sync.client import connect
+
+    with serve_in_thread(config(paths, ws_compression=compression)) as (url, _):  # noqa: SIM117
+        # the client offers permessage-deflate (websockets' default)
+        with connect(url.replace("http://", "ws://") + "/ws", open_timeout=10) as ws:
+            extensions = ws.response.headers.get("Sec-WebSocket-Extensions") or ""
+            assert ("permessage-deflate" in extensions) is compression
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+            ws.send('{"type": "step", "data": {"message": NaN}}')  # strict JSON on the wire
+            reply = json.loads(ws.recv(timeout=30))
+            assert reply["type"] == "error" and reply["data"]["code"] == "INVALID_JSON"
+            ws.send(json.dumps({"type": "step", "data": {"message": "<search>city</search>"}}))
+            assert json.loads(ws.recv(timeout=30))["type"] == "observation"  # still served

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
 from wikigym.synth.cli import main
 from wikigym.synth.evaluate import Evaluator
-from wikigym.synth.generate import TaskBuilder
+from wikigym.synth.generate import TaskBuilder, names_candidate
 from wikigym.synth.graph import graph_of
 from wikigym.synth.levels import LEVELS, level_problems
 from wikigym.synth.query import Entity, Intersect, IsA, Project, from_json, to_json, unwrap, wrap
@@ -66,9 +67,14 @@ def test_answers_are_unique_by_evaluation(mixed: TaskSet, snap: Snapshot) -> Non
         assert len(ev.eval(unwrap(t.query))) == 1
 
 
-def test_no_answer_leak(mixed: TaskSet) -> None:
+def test_no_answer_leak(mixed: TaskSet, snap: Snapshot) -> None:
+    g = graph_of(snap)
     for t in mixed:
         if t.answer_type == "yes/no":
+            continue
+        # "Which has the latest date: A or B?" names its answer among the candidates.
+        item = next(iter(Evaluator(g).eval(unwrap(t.query))))
+        if names_candidate(unwrap(t.query), item):
             continue
         q = f" {normalize_answer(t.question)} "
         for gold in t.golds:
@@ -185,7 +191,14 @@ class _Paraphraser(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         q = body["messages"][0]["content"].split("Question: ", 1)[1]
-        text = f"Could you tell me: {q}" if _Paraphraser.mode == "good" else "What is it?"
+        if _Paraphraser.mode == "good":
+            text = f"Could you tell me: {q}"
+        elif _Paraphraser.mode == "moves the last number":  # e.g. a range's upper bound
+            nums = list(re.finditer(r"\d+", q))
+            last = nums[-1]
+            text = q[: last.start()] + str(int(last.group()) + 1) + q[last.end() :]
+        else:
+            text = "What is it?"
         data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -216,6 +229,11 @@ def test_llm_paraphrase_kept_only_when_faithful(snap: Snapshot, llm: str) -> Non
     ts = generate_tasks(snap, SynthConfig(difficulty="medium", n=3, seed=7, llm=llm))
     assert all(t.difficulty["paraphrase"] == "rejected" for t in ts)
     assert all(not t.question.startswith("What is it") for t in ts)
+    # Every constant as rendered is kept, a range's upper bound included.
+    _Paraphraser.mode = "moves the last number"
+    ts = generate_tasks(snap, SynthConfig(difficulty="hard", n=3, seed=7, llm=llm))
+    assert all(t.difficulty["paraphrase"] == "rejected" for t in ts)
+    assert all(re.search(r"\d", t.question) for t in ts)
     with pytest.raises(SynthError, match="cannot reach"):
         generate_tasks(snap, SynthConfig(n=1, llm="http://127.0.0.1:9/v1"))
 

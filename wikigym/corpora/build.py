@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
@@ -66,6 +68,7 @@ from wikigym.corpora.tables import (
     REDIRECTS_STAGE,
     TableWriter,
 )
+from wikigym.corpora.titleset import TitleSet
 from wikigym.corpora.verify import count_rows
 from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
@@ -91,7 +94,9 @@ class BuildConfig:
         index: Index settings (part of the id).
         batch_pages: Pages per batch sent to a worker.
         batch_chars: Wikitext characters after which a batch is cut before ``batch_pages``.
-        duckdb_memory: Memory limit of the resolution step (spills to disk beyond it).
+        duckdb_memory: Memory limit of the resolution step (spills to disk beyond it). It
+            sorts narrow (id, value) rows only; what it holds is the title hash table:
+            ~150 MB at 1M passages, ~370 MB at 4.5M (128 MB runs out of memory there).
         language: The wiki's language code, or ``"auto"``: the first language a source
             declares (a dump's siteinfo), else English. It picks the index analyzer
             (:meth:`IndexConfig.with_language`) and the locale of infobox values.
@@ -102,7 +107,7 @@ class BuildConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     batch_pages: int = 64
     batch_chars: int = 256 * 1024
-    duckdb_memory: str = "2GB"
+    duckdb_memory: str = "1GB"
     language: str = "auto"
 
     def content_config(self) -> dict[str, Any]:
@@ -276,7 +281,7 @@ class _Assembler:
     def __init__(self, writers: _Writers, report: BuildReport) -> None:
         self.w = writers
         self.report = report
-        self.titles: set[str] = set()
+        self.titles = TitleSet()  # 16 B per article, not ~100 (see titleset)
         self.next_doc = 0
         self.next_passage = 0
         self.next_link = 0
@@ -378,6 +383,107 @@ class _Assembler:
         self.counts.facts += len(facts)
 
 
+# What DuckDB resolves for each final table: the staged file, its id column, the column added
+# and the narrow query that computes it (id, value) in id order.
+_RESOLVED: dict[str, tuple[str, str, str, str]] = {
+    "articles": (
+        "articles",
+        "doc_id",
+        "redirects_from",
+        """
+        SELECT a.doc_id, coalesce(rf.titles, []::VARCHAR[]) AS redirects_from
+        FROM s_articles a
+        LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
+                   FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
+        ORDER BY a.doc_id
+        """,
+    ),
+    "links": (
+        "links",
+        "link_id",
+        "target_doc_id",
+        """
+        SELECT l.link_id, m.doc_id AS target_doc_id
+        FROM s_links l LEFT JOIN title_map m ON m.title = l.target_title
+        ORDER BY l.link_id
+        """,
+    ),
+    "facts": (
+        "facts",
+        "fact_id",
+        "object_doc_id",
+        """
+        SELECT f.fact_id, m.doc_id AS object_doc_id
+        FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
+        ORDER BY f.fact_id
+        """,
+    ),
+}
+RESOLVE_BATCH_ROWS = 16_384
+
+
+class _Column:
+    """Values of one resolved column, taken in order in slices of any length."""
+
+    def __init__(self, reader: pa.RecordBatchReader, key: str, name: str) -> None:
+        self._batches = iter(reader)
+        self._key = key
+        self._name = name
+        self._ids = pa.array([], pa.int64())
+        self._values: pa.Array | None = None
+
+    def take(self, n: int) -> tuple[pa.Array, pa.Array]:
+        """The next ``n`` (ids, values)."""
+        ids, values = [self._ids], [] if self._values is None else [self._values]
+        have = len(self._ids)
+        while have < n:
+            batch = next(self._batches, None)
+            if batch is None:
+                raise BuildError(f"resolution of {self._name}: {have} rows, expected {n} (a bug)")
+            ids.append(batch.column(self._key))
+            values.append(batch.column(self._name))
+            have += batch.num_rows
+        all_ids = pa.concat_arrays([a.cast(pa.int64()) for a in ids])
+        all_values = pa.concat_arrays(values)
+        self._ids, self._values = all_ids.slice(n), all_values.slice(n)
+        return all_ids.slice(0, n), all_values.slice(0, n)
+
+    def finish(self) -> None:
+        """Check that every value was taken.
+
+        Raises:
+            BuildError: DuckDB returned more rows than were staged (a bug).
+        """
+        if len(self._ids) or next(self._batches, None) is not None:
+            raise BuildError(f"resolution of {self._name}: more rows than staged (a bug)")
+
+
+def _write_resolved(
+    con: duckdb.DuckDBPyConnection, staged: Path, out: Path, table: str, schema: pa.Schema
+) -> None:
+    """Write a final table: the staged rows, streamed in order, plus the resolved column.
+
+    DuckDB computes only (id, value), sorted by id: a narrow sort that spills beyond its
+    memory limit. The wide rows (article texts, anchors) never enter DuckDB's sort, and
+    neither they nor the resolved column are ever all in memory: peak memory does not grow
+    with the corpus.
+    """
+    stage_name, key, name, sql = _RESOLVED[table]
+    column = _Column(con.execute(sql).to_arrow_reader(RESOLVE_BATCH_ROWS), key, name)
+    writer = TableWriter(out, schema, _GROUP_ROWS[table])
+    source = pq.ParquetFile(staged / f"{stage_name}.parquet")
+    for batch in source.iter_batches(batch_size=RESOLVE_BATCH_ROWS):
+        ids, values = column.take(batch.num_rows)
+        if not ids.equals(batch.column(key).cast(pa.int64())):
+            raise BuildError(f"resolution of {table}.{name}: ids out of step (a bug)")
+        writer.append_batch(batch.append_column(name, values.cast(schema.field(name).type)))
+    column.finish()
+    writer.close()
+
+
+_GROUP_ROWS = {"articles": ARTICLE_GROUP_ROWS, "links": LINK_GROUP_ROWS, "facts": 65_536}
+
+
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
     """Resolve redirects and link/fact targets with DuckDB; write the final tables."""
     stage = tmp / "stage"
@@ -388,7 +494,7 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
             "threads": max(1, config.threads),
             "memory_limit": config.duckdb_memory,
             "temp_directory": str(stage / "duckdb"),
-            "preserve_insertion_order": True,
+            "preserve_insertion_order": False,  # every query that writes sorts by an id
         }
     )
     try:
@@ -423,48 +529,8 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
             SELECT title, doc_id FROM s_articles UNION ALL SELECT title, doc_id FROM redirect_map
             """
         )
-        queries = {
-            "articles": (
-                ARTICLES,
-                ARTICLE_GROUP_ROWS,
-                """
-                SELECT a.doc_id, a.title, a.url, a.text,
-                       coalesce(rf.titles, []::VARCHAR[]) AS redirects_from,
-                       a.categories, a.is_disambiguation, a.infobox_type, a.source_id
-                FROM s_articles a
-                LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
-                           FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
-                ORDER BY a.doc_id
-                """,
-            ),
-            "links": (
-                LINKS,
-                LINK_GROUP_ROWS,
-                """
-                SELECT l.link_id, l.src_doc_id, l.src_passage_id, l.anchor, l.target_title,
-                       m.doc_id AS target_doc_id
-                FROM s_links l LEFT JOIN title_map m ON m.title = l.target_title
-                ORDER BY l.link_id
-                """,
-            ),
-            "facts": (
-                FACTS,
-                65_536,
-                """
-                SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,
-                       m.doc_id AS object_doc_id, f.value_type, f.source, f.passage_id,
-                       f.key, f.value_text, f.typed
-                FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
-                ORDER BY f.fact_id
-                """,
-            ),
-        }
-        for name, (schema, group, sql) in queries.items():
-            writer = TableWriter(tmp / TABLE_FILES[name], schema, group)
-            reader = con.execute(sql).to_arrow_reader(16_384)
-            for batch in reader:
-                writer.append_batch(batch)
-            writer.close()
+        for name, schema in (("articles", ARTICLES), ("links", LINKS), ("facts", FACTS)):
+            _write_resolved(con, stage, tmp / TABLE_FILES[name], name, schema)
         report.links_resolved = count_rows(tmp / TABLE_FILES["links"]).resolved
     finally:
         con.close()
@@ -555,6 +621,7 @@ def build_snapshot(
             workers.close()
             workers = None
         writers.close_tables()
+        assembler.titles.clear()  # not needed past the stream
         if report.articles == 0:
             writers.index.close()
             raise BuildError(

@@ -31,6 +31,7 @@ from wikigym.synth.query import (
 )
 
 Item = int | str
+_MANY = 24  # sets at least this large are projected in one numpy pass
 
 
 def _order(x: Item) -> tuple[bool, int | str]:
@@ -53,31 +54,13 @@ def _derived(g: KnowledgeGraph) -> dict[object, object]:
         return d
 
 
-def _literal_measures(g: KnowledgeGraph) -> dict[str, float]:
-    d = _derived(g)
-    got = d.get("literal_measures")
-    if got is None:
-        out: dict[str, float] = {}
-        for o, m in zip(g.f_obj, g.f_measure, strict=True):
-            if m is not None and isinstance(o, str):
-                out.setdefault(o, m)
-        d["literal_measures"] = got = out
-    return got  # type: ignore[return-value]
-
-
 def same_object(g: KnowledgeGraph, rel_a: str, rel_b: str) -> frozenset[int]:
     """Subjects with some object under both ``rel_a`` and ``rel_b``."""
     d = _derived(g)
     key = ("same", rel_a, rel_b)
     got = d.get(key)
     if got is None:
-        b_index = g.fwd.get(rel_b, {})
-        out = set()
-        for s, rows in g.fwd.get(rel_a, {}).items():
-            b_rows = b_index.get(s)
-            if b_rows and {g.f_obj[r] for r in rows} & {g.f_obj[r] for r in b_rows}:
-                out.add(s)
-        d[key] = got = frozenset(out)
+        d[key] = got = g.shared_object_subjects(rel_a, rel_b)
     return got  # type: ignore[return-value]
 
 
@@ -109,7 +92,7 @@ class Evaluator:
         """The measure of a literal key (a date's year, a number's value), or None."""
         if not isinstance(key, str):
             return None
-        return _literal_measures(self.g).get(key)
+        return self.g.literal_measure(key)
 
     def eval(self, node: Node) -> frozenset[Item]:
         """The set of ``node`` (entities or literal keys)."""
@@ -133,6 +116,10 @@ class Evaluator:
         if isinstance(node, Project):
             arg = self.eval(node.arg)
             out: set[Item] = set()
+            if len(arg) >= _MANY:  # one numpy pass rather than a lookup per item
+                if node.inverse:
+                    return frozenset(g.subjects_of_all(node.relation, arg))
+                return frozenset(g.objects_of_all(node.relation, arg))
             if node.inverse:
                 index = g.inv.get(node.relation, {})
                 for o in arg:

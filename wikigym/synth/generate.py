@@ -33,7 +33,6 @@ from wikigym.synth.query import (
     Node,
     Not,
     Project,
-    Range,
     Union,
     Value,
     canonical,
@@ -44,7 +43,7 @@ from wikigym.synth.query import (
     walk,
     wrap,
 )
-from wikigym.synth.render import Renderer
+from wikigym.synth.render import Renderer, phrasing_rng
 from wikigym.synth.sampler import Draft, Sampler
 from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
 from wikigym.synth.values import format_number
@@ -115,6 +114,24 @@ def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]
     return tuple(mix), tuple(w / total for w in mix.values())
 
 
+QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+
+
+def form_cycle(names: tuple[str, ...], weights: tuple[float, ...]) -> tuple[str, ...]:
+    """One cycle of 100 slots in which each form has its weight's share, spread evenly
+    (smooth weighted round robin; ties by the mix's order, never by hashing)."""
+    want = [round(100 * w) for w in weights]
+    current = [0] * len(names)
+    out: list[str] = []
+    for _ in range(sum(want)):
+        for i, w in enumerate(want):
+            current[i] += w
+        best = max(range(len(names)), key=lambda i: (current[i], -i))
+        current[best] -= sum(want)
+        out.append(names[best])
+    return tuple(out)
+
+
 def first_constant(node: Node, renderer: Renderer) -> str | None:
     """Surface form of the constant at the end of the deepest chain."""
     if isinstance(node, Entity):
@@ -132,17 +149,15 @@ def first_constant(node: Node, renderer: Renderer) -> str | None:
     return None
 
 
-def constant_surfaces(root: Node, graph: KnowledgeGraph) -> list[str]:
-    """Words a paraphrase must keep: names, values and range bounds of the query."""
-    out: list[str] = []
-    for n in walk(root):
-        if isinstance(n, Entity):
-            out.append(graph.titles[n.doc_id])
-        elif isinstance(n, Value):
-            out.append(graph.surface(n.key))
-        elif isinstance(n, Range):
-            out.append(str(int(n.lo)) if n.unit == "year" else format_number(n.lo))
-    return list(dict.fromkeys(out))
+def names_candidate(root: Node, answer: int | str) -> bool:
+    """Whether ``root`` compares named candidates and names ``answer`` among them ("Which
+    has the largest population: A, B or C?"): such a question names its answer by design."""
+    return (
+        isinstance(root, Extreme)
+        and isinstance(root.arg, Union)
+        and isinstance(answer, int)
+        and any(isinstance(a, Entity) and a.doc_id == answer for a in root.arg.args)
+    )
 
 
 def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
@@ -267,14 +282,11 @@ class TaskBuilder:
         m["forms"] = ",".join(forms_of(root))
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
-        question = self.renderer.question(root)
+        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
-        # A comparison of named candidates names its answer among them.
-        named = isinstance(draft.answer, int) and any(
-            isinstance(n, Entity) and n.doc_id == draft.answer for n in walk(root)
-        )
-        leak_free = draft.form == "yes_no" or (draft.form == "comparison" and named)
+        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
         rows = ev.witness(root, draft.answer)
@@ -305,7 +317,7 @@ class TaskBuilder:
             cand = para.call_llm(self.llm, question, self.seed * 1_000_003 + index)
             forbidden = golds if draft.form != "yes_no" else []
             forbidden = [*forbidden, *(g.titles[e] for e in hidden)]
-            if para.accept(cand, constant_surfaces(root, g), forbidden):
+            if para.accept(cand, kept, forbidden):
                 question = cand
                 m["template_question"] = template_question
                 m["paraphrase"] = "llm"
@@ -435,11 +447,18 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     answers_yes_no = {"yes": 0, "no": 0}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         names, weights = _forms(level, config.yes_no)
+        # Each slot first tries the form its level's quota schedules (so every form of the
+        # mix gets its share where the snapshot allows), then the weighted draw.
+        cycle = form_cycle(names, weights)
+        scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
         # Yes/no answers alternate (the minority first), so they stay balanced 50/50.
         want_yes = answers_yes_no["yes"] <= answers_yes_no["no"]
-        for _ in range(config.attempts_per_task):
-            form = names[int(rng.choice(len(names), p=weights))]
+        for attempt in range(config.attempts_per_task):
+            if attempt < QUOTA_ATTEMPTS:
+                form = scheduled
+            else:
+                form = names[int(rng.choice(len(names), p=weights))]
             draft = sampler.draft(level, form, want_yes)
             if draft is None:
                 continue

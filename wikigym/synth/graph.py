@@ -13,17 +13,35 @@ states it. Raw infobox keys and untyped links (``links_to``) never make a questi
 
 from __future__ import annotations
 
+import bisect
+import ctypes
+import math
 import re
 import threading
-from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
-from wikigym.synth.values import Literal, clean_literal
+from wikigym.synth.columns import (
+    Codes,
+    Lists,
+    Measures,
+    Names,
+    Nodes,
+    Strings,
+    Through,
+    first_per_group,
+    index_dtype,
+    mv,
+)
+from wikigym.synth.values import clean_literal
 
 # Relations that never make a question: names, images, coordinates, ranks, codes.
 SKIP_RELATIONS = frozenset(
@@ -131,7 +149,7 @@ def _clean_value(value_type: str, value: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class FactRow:
-    """One fact of the graph (a view over the parallel lists)."""
+    """One fact of the graph (a view over its columns)."""
 
     row: int
     fact_id: int
@@ -143,179 +161,415 @@ class FactRow:
     value_type: str
 
 
-class KnowledgeGraph:
-    """Facts of one snapshot as indexes; build with :meth:`from_snapshot`."""
+_NONE: tuple[int, ...] = ()
+_CACHE_MIN = 512  # subject sets at least this large are kept once built
+_CACHE_CAP = 4_000_000  # members of the kept sets at most (then the cache starts afresh)
 
-    def __init__(self, snapshot_id: str, source: str, titles: list[str]) -> None:
+
+def _spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i]..ends[i] - 1`` of every span, concatenated."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    return shift + np.arange(total)
+
+
+def _as_int(x: object) -> int | None:
+    """``x`` as a Python int when it is an integer (numpy ones too), else None."""
+    if type(x) is int:
+        return x
+    if isinstance(x, np.integer):
+        return int(x)
+    return None
+
+
+class RowIndex(Mapping[int, tuple[int, ...]]):
+    """entity -> its fact rows (in fact order): offsets per entity into an order of rows."""
+
+    def __init__(self, order: np.ndarray, offsets: np.ndarray) -> None:
+        self._order = order
+        self._offsets = offsets
+        self._o = mv(order)
+        self._off = mv(offsets)
+        self._n = len(offsets) - 1
+
+    def get(self, key: object, default: Any = _NONE) -> Any:
+        e = _as_int(key)
+        if e is None or not 0 <= e < self._n:
+            return default
+        a, b = self._off[e], self._off[e + 1]
+        return tuple(self._o[a:b]) if b > a else default
+
+    def __getitem__(self, key: int) -> tuple[int, ...]:
+        got = self.get(key, None)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def keys_array(self) -> np.ndarray:
+        """The entities with at least one row, ascending."""
+        return np.flatnonzero(np.diff(self._offsets)).astype(np.int64)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.keys_array().tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.diff(self._offsets)))
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, None) is not None
+
+
+class RelationRows(Mapping[int, tuple[int, ...]]):
+    """subject -> its rows under one relation (its out rows, filtered: a few per subject)."""
+
+    def __init__(self, graph: KnowledgeGraph, code: int, lo: int, hi: int) -> None:
+        self._g, self._code, self._lo, self._hi = graph, code, lo, hi
+
+    def get(self, key: object, default: Any = _NONE) -> Any:
+        e = _as_int(key)
+        g = self._g
+        if e is None or not 0 <= e < g.n_nodes:
+            return default
+        off, rel, code = g.out_off, g.f_rel_codes, self._code
+        got = tuple(r for r in g.out_order[off[e] : off[e + 1]] if rel[r] == code)
+        return got if got else default
+
+    def __getitem__(self, key: int) -> tuple[int, ...]:
+        got = self.get(key, None)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, None) is not None
+
+    def subjects_array(self) -> np.ndarray:
+        """The relation's subjects, ascending and unique."""
+        g = self._g
+        return np.unique(g.subj[g.fwd_rows[self._lo : self._hi]])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.subjects_array().tolist())
+
+    def __len__(self) -> int:
+        return len(self.subjects_array())
+
+
+class Forward(Mapping[str, RelationRows]):
+    """relation -> subject -> rows."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._rel.get(key, default)
+
+    def __init__(self, graph: KnowledgeGraph, bounds: list[int]) -> None:
+        names = graph.relation_names
+        self._rel = {
+            n: RelationRows(graph, i, bounds[i], bounds[i + 1]) for i, n in enumerate(names)
+        }
+
+    def __getitem__(self, key: str) -> RelationRows:
+        return self._rel[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rel)
+
+    def __len__(self) -> int:
+        return len(self._rel)
+
+
+class RelationSubjects(Mapping[int | str, frozenset[int]]):
+    """object -> the subjects that have it under one relation (sorted unique pairs)."""
+
+    def __init__(self, graph: KnowledgeGraph, code: int, lo: int, hi: int, n_objects: int) -> None:
+        self._g, self._code, self._lo, self._hi = graph, code, lo, hi
+        self._n_objects = n_objects
+        self._cache: dict[int, frozenset[int]] = {}
+
+    def get(self, key: object, default: Any = None) -> Any:
+        c = self._g.encode(key)
+        if c is None:
+            return default
+        hit = self._cache.get(c)
+        if hit is not None:
+            return hit
+        g = self._g
+        a = bisect.bisect_left(g._inv_o, c, self._lo, self._hi)
+        if a == self._hi or g._inv_o[a] != c:
+            return default
+        b = bisect.bisect_right(g._inv_o, c, a, self._hi)
+        out = frozenset(g._inv_s[a:b])
+        if b - a >= _CACHE_MIN:
+            g._note_cached(b - a)
+            self._cache[c] = out
+        return out
+
+    def __getitem__(self, key: int | str) -> frozenset[int]:
+        got = self.get(key, None)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def codes(self) -> np.ndarray:
+        """The encoded objects of the relation, ascending and unique."""
+        return np.unique(self._g.inv_obj[self._lo : self._hi])
+
+    def __iter__(self) -> Iterator[int | str]:
+        keys = self._g.lit_keys
+        for c in self.codes().tolist():
+            yield c if c >= 0 else keys[-1 - c]
+
+    def __len__(self) -> int:
+        return self._n_objects
+
+    def pairs(self) -> int:
+        """(object, subject) pairs of the relation."""
+        return self._hi - self._lo
+
+
+class Inverse(Mapping[str, RelationSubjects]):
+    """relation -> object -> subjects."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._rel.get(key, default)
+
+    def __init__(self, rel: dict[str, RelationSubjects]) -> None:
+        self._rel = rel
+
+    def __getitem__(self, key: str) -> RelationSubjects:
+        return self._rel[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rel)
+
+    def __len__(self) -> int:
+        return len(self._rel)
+
+
+class KindMembers(Mapping[str, frozenset[int]]):
+    """kind -> its entities (each set built on first use)."""
+
+    def __init__(self, graph: KnowledgeGraph, kinds: list[str]) -> None:
+        self._g, self._kinds = graph, kinds
+
+    def __getitem__(self, key: str) -> frozenset[int]:
+        if key not in self._g._kind_index:
+            raise KeyError(key)
+        return self._g.members(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+
+class Aliases(Mapping[str, tuple[str, ...]]):
+    """literal key -> its other accepted spellings (those of its first fact that has any)."""
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self._g = graph
+
+    def get(self, key: object, default: Any = None) -> Any:
+        g = self._g
+        k = g.lit_keys.find(key) if isinstance(key, str) else -1
+        v = int(g.key_alias_val[k]) if k >= 0 else -1
+        return g.val_aliases[v] if v >= 0 else default
+
+    def __getitem__(self, key: str) -> tuple[str, ...]:
+        got = self.get(key, None)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        g = self._g
+        return (g.lit_keys[int(k)] for k in np.flatnonzero(g.key_alias_val >= 0))
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._g.key_alias_val >= 0))
+
+
+@dataclass(slots=True)
+class _Values:
+    """The distinct values of the kept facts (one per object spelling), built in Python."""
+
+    keep: np.ndarray  # bool: the value makes a fact of the graph
+    entity: np.ndarray  # bool: an entity object (its doc id is the node)
+    key: np.ndarray  # int32: literal key id (-1 for entities)
+    vtype: np.ndarray  # int16 code into vtype_names
+    measure: np.ndarray  # float64, NaN: none
+    vtype_names: list[str]
+    surfaces: Strings
+    aliases: Lists
+    keys: Strings  # the literal keys, sorted
+
+
+class KnowledgeGraph:
+    """Facts of one snapshot as numpy columns and sorted indexes; build with
+    :meth:`from_snapshot`.
+
+    Rows are the kept facts in ``fact_id`` order. A node is an entity (its doc id, ``int``)
+    or a literal key (``str``); inside, an object is encoded as one integer: the doc id, or
+    ``-1 - k`` for the literal key of id ``k`` (keys are sorted, so ids follow key order).
+    Every index is a sort of the rows (CSR offsets or sorted segments searched by bisection),
+    so lookups return sorted ids and never depend on hash or insertion order.
+    """
+
+    def __init__(
+        self,
+        snapshot_id: str,
+        source: str,
+        articles: tuple[Strings, Lists, np.ndarray, list[str]],
+        facts: dict[str, np.ndarray],
+        values: _Values,
+        relation_names: list[str],
+    ) -> None:
         self.snapshot_id = snapshot_id
         self.source = source
+        titles, redirects, kind_codes, kind_names = articles
         self.titles = titles
-        self.redirects: list[tuple[str, ...]] = [() for _ in titles]
-        self.kinds: list[str | None] = [None] * len(titles)
-        self.kind_members: dict[str, frozenset[int]] = {}
-        # Parallel fact columns.
-        self.f_id: list[int] = []
-        self.f_subj: list[int] = []
-        self.f_rel: list[str] = []
-        self.f_obj: list[int | str] = []
-        self.f_surface: list[str] = []
-        self.f_pid: list[int] = []
-        self.f_vtype: list[str] = []
-        self.f_measure: list[float | None] = []
-        self.literal_aliases: dict[str, tuple[str, ...]] = {}
-        # Indexes.
-        self.fwd: dict[str, dict[int, tuple[int, ...]]] = {}
-        self.inv: dict[str, dict[int | str, frozenset[int]]] = {}
-        self.out_rows: dict[int, tuple[int, ...]] = {}
-        self.in_rows: dict[int, tuple[int, ...]] = {}
-        self.ranges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.rel_types: dict[str, str] = {}
-        self.literal_surface: dict[str, str] = {}
+        self.redirects = redirects
+        self._kind_codes = kind_codes
+        self.kinds = Codes(kind_codes, kind_names)
+        self._kind_index = {k: i for i, k in enumerate(kind_names)}
+        self._members: dict[str, frozenset[int]] = {}
+        used = sorted(set(np.unique(kind_codes).tolist()) - {-1})
+        self.kind_members = KindMembers(self, [kind_names[c] for c in used])
+        self._measured: dict[str, frozenset[int]] = {}
+        self.lit_keys = values.keys
+        self.val_aliases = values.aliases
+        self.val_surfaces = values.surfaces
+        self.val_measure = values.measure
+        self.relation_names = relation_names
+        self._rel_index = {r: i for i, r in enumerate(relation_names)}
+        # Fact columns (rows in fact order).
+        self.fid = facts["fact_id"]
+        self.subj = facts["subject"]
+        self.rel = facts["relation"]
+        self.obj = facts["object"]
+        self.val = facts["value"]
+        self.pid = facts["passage_id"]
+        self.f_id = mv(self.fid)
+        self.f_subj = mv(self.subj)
+        self.f_pid = mv(self.pid)
+        self.f_rel = Names(self.rel, relation_names)
+        self.f_obj = Nodes(self.obj, values.keys)
+        self.f_surface = Through(self.val, values.surfaces)
+        self.f_vtype = Through(self.val, Names(values.vtype, values.vtype_names))
+        self.f_measure = Measures(values.measure, self.val)
+        self._obj_mv = mv(self.obj)
+        self._index(values)
 
     # ---- building ------------------------------------------------------------------
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot) -> KnowledgeGraph:
-        """Load the facts (and, off-world, links) of ``snapshot`` into indexes.
+        """Load the facts of ``snapshot`` into columns, streamed from DuckDB in chunks.
 
         Raises:
             SynthError: The snapshot has no usable fact.
         """
-        arts = snapshot.sql(
-            "SELECT doc_id, title, redirects_from, infobox_type FROM articles ORDER BY doc_id"
-        )
-        doc_ids = arts.column("doc_id").to_pylist()
-        titles_col = arts.column("title").to_pylist()
-        n = (max(doc_ids) + 1) if doc_ids else 0
-        titles = [""] * n
-        for d, t in zip(doc_ids, titles_col, strict=True):
-            titles[d] = t
-        world = snapshot.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
-        source = "world" if world.column("n")[0].as_py() > 0 else "infobox"
-        g = cls(snapshot.snapshot_id, source, titles)
-        for d, r, t in zip(
-            doc_ids,
-            arts.column("redirects_from").to_pylist(),
-            arts.column("infobox_type").to_pylist(),
-            strict=True,
-        ):
-            g.redirects[d] = tuple(r or ())
-            g.kinds[d] = _kind_of(t)
-        g._load_facts(snapshot, source)
-        if not g.f_id:
-            raise SynthError(
-                f"snapshot {snapshot.path} has no clean {source} fact typed by the relation "
-                "vocabulary to build questions from; use a snapshot built from a generated "
-                "world or from pages with infoboxes (`corpus info` counts the facts)"
-            )
-        g._index()
-        return g
+        return build_graph(snapshot)
 
-    def _load_facts(self, snapshot: Snapshot, source: str) -> None:
-        # Real data: typed facts only, located by the build in a passage of their subject.
-        typed = "" if source == "world" else " AND f.typed AND p.doc_id = f.subject_doc_id"
-        t = snapshot.sql(
-            "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,"
-            " f.object_doc_id, f.value_type, f.passage_id FROM facts f"
-            " JOIN passages p ON p.passage_id = f.passage_id"
-            f" WHERE f.source = ? {typed} ORDER BY f.fact_id",
-            [source],
-        )
-        cols = [t.column(i).to_pylist() for i in range(t.num_columns)]
-        instance: dict[int, str] = {}
-        for fid, subj, rel, obj, obj_title, obj_doc, vtype, pid in zip(*cols, strict=True):
-            if rel == "instance_of":
-                instance[subj] = obj
-            if rel in SKIP_RELATIONS or subj is None:
-                continue
-            if vtype == "entity" and obj_doc is not None:
-                if obj_doc == subj:
-                    continue
-                self._add(fid, subj, rel, int(obj_doc), obj_title or obj, pid, "entity", None)
-                continue
-            if source != "world" and not _clean_value(vtype, obj):
-                continue
-            lit = clean_literal("text" if vtype == "entity" else vtype, obj)
-            if lit is None:
-                continue
-            aliases = lit.aliases
-            if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
-                aliases = (*aliases, obj_title)
-            self._add_literal(fid, subj, rel, lit, aliases, pid, vtype)
-        for d, kind in instance.items():
-            if d < len(self.kinds):
-                self.kinds[d] = kind
+    def _index(self, values: _Values) -> None:
+        m, n_rel = len(self.rel), len(self.relation_names)
+        n = len(self.titles)
+        rows_dt = index_dtype(m)
+        rel_bounds = np.arange(n_rel + 1)
+        # entity -> rows out (subject) and in (entity object), rows in fact order.
+        order = np.argsort(self.subj, kind="stable").astype(rows_dt)
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.subj, minlength=n), out=off[1:])
+        self.out_rows = RowIndex(order, off)
+        self.n_nodes = n
+        self.out_order, self.out_off = mv(order), mv(off)
+        self.f_rel_codes = mv(self.rel)
+        ent_rows = np.flatnonzero(self.obj >= 0).astype(rows_dt)
+        ent_obj = self.obj[ent_rows]
+        order = ent_rows[np.argsort(ent_obj, kind="stable")]
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ent_obj, minlength=n), out=off[1:])
+        self.in_rows = RowIndex(order, off)
+        del ent_rows, ent_obj
+        # relation -> subject -> rows: rows sorted by (relation, subject), stable.
+        order = np.lexsort((self.subj, self.rel)).astype(rows_dt)
+        self.fwd_rows = order
+        self._fwd_bounds = np.searchsorted(self.rel[order], rel_bounds).tolist()
+        self.fwd = Forward(self, self._fwd_bounds)
+        # relation -> object -> subjects: unique (relation, object, subject), sorted.
+        order = np.lexsort((self.subj, self.obj, self.rel))
+        r, o, s = self.rel[order], self.obj[order], self.subj[order]
+        del order
+        fresh = np.ones(len(r), dtype=bool)
+        fresh[1:] = (r[1:] != r[:-1]) | (o[1:] != o[:-1]) | (s[1:] != s[:-1])
+        r, self.inv_obj, self.inv_subj = r[fresh], o[fresh], s[fresh]
+        del fresh, o, s
+        new_obj = np.ones(len(r), dtype=bool)
+        new_obj[1:] = (r[1:] != r[:-1]) | (self.inv_obj[1:] != self.inv_obj[:-1])
+        n_objects = np.bincount(r[new_obj], minlength=n_rel).tolist()
+        del new_obj
+        self._inv_o, self._inv_s = mv(self.inv_obj), mv(self.inv_subj)
+        bounds = np.searchsorted(r, rel_bounds).tolist()
+        del r
+        self._cached = 0
+        self._inverse = {
+            name: RelationSubjects(self, i, bounds[i], bounds[i + 1], n_objects[i])
+            for i, name in enumerate(self.relation_names)
+        }
+        self.inv = Inverse(self._inverse)
+        # relation -> (measures ascending, their subjects): the range filters.
+        meas = values.measure[self.val]
+        has = np.flatnonzero(~np.isnan(meas))
+        mr, mval, ms = self.rel[has], meas[has], self.subj[has]
+        del meas, has
+        order = np.lexsort((ms, mval, mr))
+        self.range_vals, self.range_subj = mval[order], ms[order]
+        self._range_bounds = np.searchsorted(mr[order], rel_bounds).tolist()
+        del mr, mval, ms, order
+        # Per relation: the value type of its first fact; per literal key: its surface (that
+        # of its first fact), aliases (of its first fact with any) and measure (likewise).
+        first = first_per_group(self.rel, n_rel)
+        vt = values.vtype_names
+        self.rel_types = {
+            name: vt[int(values.vtype[self.val[first[i]]])]
+            for i, name in enumerate(self.relation_names)
+            if first[i] >= 0
+        }
+        n_keys = len(values.keys)
+        lit = np.flatnonzero(self.obj < 0)
+        kid = -1 - self.obj[lit]
+        lval = self.val[lit]
+        del lit
+        self.key_surf_val = lval[first_per_group(kid, n_keys)]
+        with_alias = np.diff(np.asarray(values.aliases.offsets())) > 0
+        has = with_alias[lval]
+        fa = first_per_group(kid[has], n_keys)
+        self.key_alias_val = np.where(fa >= 0, lval[has][np.maximum(fa, 0)], -1).astype(np.int32)
+        lm = values.measure[lval]
+        has = ~np.isnan(lm)
+        fm = first_per_group(kid[has], n_keys)
+        self.key_measure = np.where(fm >= 0, lm[has][np.maximum(fm, 0)], np.nan)
+        self.literal_aliases = Aliases(self)
 
-    def _add_literal(
-        self,
-        fid: int,
-        subj: int,
-        rel: str,
-        lit: Literal,
-        aliases: tuple[str, ...],
-        pid: int,
-        vtype: str,
-    ) -> None:
-        vt = "text" if vtype == "entity" else vtype
-        self._add(fid, subj, rel, lit.key, lit.surface, pid, vt, lit.measure)
-        if aliases:
-            self.literal_aliases.setdefault(lit.key, aliases)
-
-    def _add(
-        self,
-        fid: int,
-        subj: int,
-        rel: str,
-        obj: int | str,
-        surface: str,
-        pid: int,
-        vtype: str,
-        measure: float | None,
-    ) -> None:
-        self.f_id.append(fid)
-        self.f_subj.append(subj)
-        self.f_rel.append(rel)
-        self.f_obj.append(obj)
-        self.f_surface.append(surface)
-        self.f_pid.append(pid)
-        self.f_vtype.append(vtype)
-        self.f_measure.append(measure)
-
-    def _index(self) -> None:
-        fwd: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-        inv: dict[str, dict[int | str, set[int]]] = defaultdict(lambda: defaultdict(set))
-        out_rows: dict[int, list[int]] = defaultdict(list)
-        in_rows: dict[int, list[int]] = defaultdict(list)
-        measures: dict[str, list[tuple[float, int]]] = defaultdict(list)
-        for i, (subj, rel, obj, m) in enumerate(
-            zip(self.f_subj, self.f_rel, self.f_obj, self.f_measure, strict=True)
-        ):
-            fwd[rel][subj].append(i)
-            inv[rel][obj].add(subj)
-            out_rows[subj].append(i)
-            if isinstance(obj, int):
-                in_rows[obj].append(i)
-            else:
-                self.literal_surface.setdefault(obj, self.f_surface[i])
-            if m is not None:
-                measures[rel].append((m, subj))
-            self.rel_types.setdefault(rel, self.f_vtype[i])
-        self.fwd = {r: {s: tuple(v) for s, v in d.items()} for r, d in fwd.items()}
-        self.inv = {r: {o: frozenset(v) for o, v in d.items()} for r, d in inv.items()}
-        self.out_rows = {k: tuple(v) for k, v in out_rows.items()}
-        self.in_rows = {k: tuple(v) for k, v in in_rows.items()}
-        for rel, pairs in measures.items():
-            pairs.sort()
-            self.ranges[rel] = (
-                np.array([p[0] for p in pairs], dtype=np.float64),
-                np.array([p[1] for p in pairs], dtype=np.int64),
-            )
-        members: dict[str, list[int]] = defaultdict(list)
-        for d, k in enumerate(self.kinds):
-            if k is not None:
-                members[k].append(d)
-        self.kind_members = {k: frozenset(v) for k, v in members.items()}
+    def _note_cached(self, size: int) -> None:
+        self._cached += size
+        if self._cached > _CACHE_CAP:  # bounded: start afresh rather than grow
+            for rs in self._inverse.values():
+                rs._cache.clear()
+            self._cached = size
 
     # ---- reading -------------------------------------------------------------------
+    def encode(self, node: object) -> int | None:
+        """The integer code of an entity or a literal key, or None when it is neither in the
+        graph (an unknown key, a negative or oversized id, another type)."""
+        if isinstance(node, str):
+            k = self.lit_keys.find(node)
+            return -1 - k if k >= 0 else None
+        e = _as_int(node)
+        return e if e is not None and 0 <= e < len(self.titles) else None
+
     def fact(self, row: int) -> FactRow:
         return FactRow(
             row,
@@ -330,44 +584,523 @@ class KnowledgeGraph:
 
     def objects(self, relation: str, subject: int) -> tuple[int | str, ...]:
         """Objects of ``subject`` under ``relation`` (in fact order)."""
-        rows = self.fwd.get(relation, {}).get(subject, ())
-        return tuple(self.f_obj[r] for r in rows)
+        rows = self.fwd[relation].get(subject) if relation in self._rel_index else ()
+        obj = self.f_obj
+        return tuple(obj[r] for r in rows)
 
     def subjects(self, relation: str, obj: int | str) -> frozenset[int]:
         """Subjects that have ``obj`` under ``relation``."""
-        return self.inv.get(relation, {}).get(obj, frozenset())
+        rs = self._inverse.get(relation)
+        got = rs.get(obj) if rs is not None else None
+        return got if got is not None else frozenset()
+
+    def objects_of_all(self, relation: str, subjects: Iterable[object]) -> set[int | str]:
+        """The objects of every entity in ``subjects`` under ``relation`` (one numpy pass
+        over their out rows; other items are ignored)."""
+        code = self._rel_index.get(relation)
+        ids = np.fromiter(
+            (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
+            dtype=np.int64,
+        )
+        if code is None or not len(ids):
+            return set()
+        off = self.out_rows._offsets
+        rows = self.out_rows._order[_spans(off[ids], off[ids + 1])]
+        return self._decode(np.unique(self.obj[rows[self.rel[rows] == code]]))
+
+    def subjects_of_all(self, relation: str, objects: Iterable[object]) -> set[int]:
+        """The subjects that have some item of ``objects`` under ``relation`` (one numpy
+        pass; items not in the graph are ignored)."""
+        i = self._rel_index.get(relation)
+        codes = np.fromiter(
+            (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
+        )
+        if i is None or not len(codes):
+            return set()
+        rs = self._inverse[relation]
+        seg = self.inv_obj[rs._lo : rs._hi]
+        a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
+        return set(self.inv_subj[rs._lo + _spans(a, b)].tolist())
+
+    def _decode(self, codes: np.ndarray) -> set[int | str]:
+        keys = self.lit_keys
+        return {c if c >= 0 else keys[-1 - c] for c in codes.tolist()}
 
     def find_row(self, subject: int, relation: str, obj: int | str) -> int | None:
         """The first fact row ``(subject, relation, obj)``, or None."""
-        for r in self.fwd.get(relation, {}).get(subject, ()):
-            if self.f_obj[r] == obj:
+        c = self.encode(obj)
+        if c is None or relation not in self._rel_index:
+            return None
+        mv = self._obj_mv
+        for r in self.fwd[relation].get(subject):
+            if mv[r] == c:
                 return r
         return None
 
     def in_range(self, relation: str, lo: float, hi: float) -> frozenset[int]:
         """Subjects with a ``relation`` measure in ``[lo, hi]``."""
-        if relation not in self.ranges:
+        i = self._rel_index.get(relation)
+        if i is None:
             return frozenset()
-        values, subjects = self.ranges[relation]
+        b0, b1 = self._range_bounds[i], self._range_bounds[i + 1]
+        values = self.range_vals[b0:b1]
         a = int(np.searchsorted(values, lo, side="left"))
         b = int(np.searchsorted(values, hi, side="right"))
-        return frozenset(subjects[a:b].tolist())
+        return frozenset(self.range_subj[b0 + a : b0 + b].tolist())
 
     def members(self, kind: str) -> frozenset[int]:
-        return self.kind_members.get(kind, frozenset())
+        """Entities of ``kind`` (built on first use, then kept: there are few kinds)."""
+        got = self._members.get(kind)
+        if got is None:
+            code = self._kind_index.get(kind)
+            ids = np.flatnonzero(self._kind_codes == code) if code is not None else ()
+            got = frozenset(ids.tolist() if code is not None else ())  # type: ignore[union-attr]
+            self._members[kind] = got
+        return got
 
     def surface(self, node: int | str) -> str:
         """The name of an entity or the surface form of a literal key."""
         if isinstance(node, int):
             return self.titles[node]
-        return self.literal_surface.get(node, node)
+        k = self.lit_keys.find(node)
+        return self.val_surfaces[int(self.key_surf_val[k])] if k >= 0 else node
+
+    def literal_measure(self, key: str) -> float | None:
+        """The measure of a literal key (that of its first fact with one), or None."""
+        k = self.lit_keys.find(key)
+        m = float(self.key_measure[k]) if k >= 0 else math.nan
+        return None if math.isnan(m) else m
 
     def relations(self) -> list[str]:
-        return sorted(self.fwd)
+        return list(self.relation_names)
+
+    # ---- whole-graph selections (numpy, for samplers) --------------------------------
+    def rows_with(self, relations: Iterable[str]) -> np.ndarray:
+        """A row mask: the rows whose relation is in ``relations``."""
+        codes = [self._rel_index[r] for r in relations if r in self._rel_index]
+        return np.isin(self.rel, np.array(sorted(codes), dtype=self.rel.dtype))
+
+    def entity_rows(self) -> np.ndarray:
+        """A row mask: the rows whose object is an entity."""
+        return self.obj >= 0
+
+    def single_literal_rows(self) -> np.ndarray:
+        """A row mask: literal rows whose subject has no other row under their relation."""
+        order = self.fwd_rows
+        r, s = self.rel[order], self.subj[order]
+        start = np.ones(len(order), dtype=bool)
+        start[1:] = (r[1:] != r[:-1]) | (s[1:] != s[:-1])
+        group = np.cumsum(start) - 1
+        sizes = np.bincount(group)
+        single = np.zeros(len(order), dtype=bool)
+        single[order] = sizes[group] == 1
+        return single & (self.obj < 0)
+
+    def shared_object_subjects(self, rel_a: str, rel_b: str) -> frozenset[int]:
+        """Subjects with some object under both ``rel_a`` and ``rel_b``."""
+        a, b = self._rel_index.get(rel_a), self._rel_index.get(rel_b)
+        if a is None or b is None:
+            return frozenset()
+        fb = self._fwd_bounds
+        rows_a, rows_b = self.fwd_rows[fb[a] : fb[a + 1]], self.fwd_rows[fb[b] : fb[b + 1]]
+        sa, sb = self.subj[rows_a], self.subj[rows_b]
+        if not len(sa) or not len(sb):
+            return frozenset()
+        # Only subjects under both relations can qualify (both segments are sorted).
+        both_a = sb[np.minimum(np.searchsorted(sb, sa), len(sb) - 1)] == sa
+        both_b = sa[np.minimum(np.searchsorted(sa, sb), len(sa) - 1)] == sb
+
+        def pairs(rows: np.ndarray) -> np.ndarray:
+            return np.sort(
+                (self.subj[rows].astype(np.int64) << 32) | (self.obj[rows].astype(np.int64) + 2**31)
+            )
+
+        ka, kb = pairs(rows_a[both_a]), pairs(rows_b[both_b])
+        hit = ka[kb[np.minimum(np.searchsorted(kb, ka), len(kb) - 1)] == ka] if len(kb) else ka[:0]
+        return frozenset((hit >> 32).tolist())
+
+    def measured_subjects(self, relation: str) -> frozenset[int]:
+        """Subjects with a measured ``relation`` fact (kept once built: one per relation)."""
+        got = self._measured.get(relation)
+        if got is None:
+            i = self._rel_index.get(relation)
+            if i is None:
+                return frozenset()
+            b = self._range_bounds
+            got = frozenset(self.range_subj[b[i] : b[i + 1]].tolist())
+            self._measured[relation] = got
+        return got
+
+    def nbytes(self) -> int:
+        """Bytes held by the graph's arrays and strings (the members cache aside)."""
+        arrays = [
+            self.fid, self.subj, self.rel, self.obj, self.val, self.pid, self.fwd_rows,
+            self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
+            self.key_surf_val, self.key_alias_val, self.key_measure, self._kind_codes,
+            self.val_measure, self.out_rows._order, self.out_rows._offsets,
+            self.in_rows._order, self.in_rows._offsets,
+        ]  # fmt: skip
+        strings: list[Strings | Lists] = [self.titles, self.lit_keys, self.val_surfaces]
+        strings += [self.redirects, self.val_aliases]
+        return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings)
+
+
+# ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
+CHUNK_FACTS = 250_000  # facts per query while streaming the table
+PIECE_FACTS = 2_000_000  # facts per hash piece when DuckDB groups the distinct values
+
+# Each fact's object, spelled as one string that tells spellings apart exactly (lengths
+# prefix the fields, so no separator inside a value can make two spellings collide).
+_VKEY = (
+    "concat(CASE WHEN f.value_type = 'entity' AND f.object_doc_id IS NOT NULL THEN 'e' ELSE 'l'"
+    " END, length(coalesce(f.value_type, '')), ':', coalesce(f.value_type, ''),"
+    " length(coalesce(f.object, '')), ':', coalesce(f.object, ''),"
+    " CASE WHEN f.object_title IS NULL THEN '-' ELSE '+' || f.object_title END)"
+)
+_MISSING = -2  # the passage of a fact is not in the snapshot
+
+
+def _where(source: str) -> str:
+    # Real data: typed facts only (and, checked in numpy, located in a passage of their
+    # subject); world data: every fact whose passage exists.
+    typed = "" if source == "world" else " AND f.typed"
+    return f"FROM facts f WHERE f.source = ? AND f.subject_doc_id IS NOT NULL{typed}"
+
+
+class _PassageDocs:
+    """passage_id -> doc id of the snapshot's passages, read in chunks into one array
+    (-1: a passage without a doc id, ``_MISSING``: no such passage)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        span = snapshot.sql(
+            "SELECT min(passage_id) AS lo, max(passage_id) AS hi, count(*) AS n FROM passages"
+        ).to_pylist()[0]
+        n = int(span["n"] or 0)
+        lo, hi = (int(span["lo"]), int(span["hi"])) if n else (0, -1)
+        self._base = lo
+        self._dense = n == 0 or hi - lo + 1 <= 2 * n + 1024
+        ids, docs = [], []
+        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // max(n, 1)))
+        for start in range(lo, hi + 1, step):
+            t = snapshot.sql(
+                "SELECT passage_id, doc_id FROM passages WHERE passage_id >= ?"
+                " AND passage_id < ? ORDER BY passage_id",
+                [start, start + step],
+            )
+            ids.append(t.column("passage_id").to_numpy())
+            docs.append(t.column("doc_id").fill_null(-1).to_numpy().astype(np.int64))
+        pid = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
+        if self._dense:
+            self._docs = np.full(max(hi - lo + 1, 0), _MISSING, dtype=np.int64)
+            self._docs[pid - lo] = doc
+        else:
+            self._ids, self._docs = pid, doc
+
+    def docs(self, pids: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The doc ids of ``pids`` (``_MISSING`` where not ``valid`` or not a passage)."""
+        out = np.full(len(pids), _MISSING, dtype=np.int64)
+        if not len(self._docs):
+            return out
+        if self._dense:
+            i = pids - self._base
+            ok = valid & (i >= 0) & (i < len(self._docs))
+            out[ok] = self._docs[i[ok]]
+        else:
+            j = np.minimum(np.searchsorted(self._ids, pids), len(self._ids) - 1)
+            ok = valid & (self._ids[j] == pids)
+            out[ok] = self._docs[j[ok]]
+        return out
+
+
+def _located(source: str, pdoc: np.ndarray, subj: np.ndarray) -> np.ndarray:
+    """Which facts the graph takes: their passage exists (and, off-world, is their subject's)."""
+    return pdoc != _MISSING if source == "world" else pdoc == subj
+
+
+def _dense(column: pa.ChunkedArray, doc_ids: np.ndarray, n: int) -> pa.Array:
+    """``column`` (one value per article, in doc id order) laid out at positions 0..n-1."""
+    arr = column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+    if len(doc_ids) == n and (n == 0 or (doc_ids[0] == 0 and doc_ids[-1] == n - 1)):
+        return arr
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[doc_ids] = np.arange(len(doc_ids))
+    return arr.take(pa.array(pos, mask=pos < 0))
+
+
+def _articles(
+    snapshot: Snapshot, n: int, instance: tuple[np.ndarray, pa.Array]
+) -> tuple[Strings, Lists, np.ndarray, list[str]]:
+    arts = snapshot.sql(
+        "SELECT doc_id, title, redirects_from, infobox_type FROM articles ORDER BY doc_id"
+    )
+    doc_ids = arts.column("doc_id").to_numpy()
+    titles = Strings.from_arrow(_dense(arts.column("title"), doc_ids, n))
+    redirects = Lists.from_arrow(_dense(arts.column("redirects_from"), doc_ids, n))
+    types = _dense(arts.column("infobox_type"), doc_ids, n).dictionary_encode()
+    del arts
+    names: list[str] = []
+    index: dict[str, int] = {}
+
+    def code(kind: str | None) -> int:
+        if kind is None:
+            return -1
+        if kind not in index:
+            index[kind] = len(names)
+            names.append(kind)
+        return index[kind]
+
+    type_codes = np.array([code(_kind_of(t)) for t in types.dictionary.to_pylist()] + [-1])
+    idx = types.indices.fill_null(len(types.dictionary)).to_numpy(zero_copy_only=False)
+    kinds = type_codes[idx].astype(np.int32)
+    # An ``instance_of`` fact names the kind outright (the last one of an entity wins).
+    subj, objs = instance
+    if len(subj):
+        enc = objs.dictionary_encode()
+        obj_codes = np.array([code(k) for k in enc.dictionary.to_pylist()] + [-1])
+        oi = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
+        rev = subj[::-1]
+        uniq, last = np.unique(rev, return_index=True)
+        inside = uniq < n
+        kinds[uniq[inside]] = obj_codes[oi[::-1][last[inside]]]
+    return titles, redirects, kinds, names
+
+
+@dataclass(slots=True)
+class _ValueParts:
+    """The distinct object spellings, cleaned in Python once each, gathered by group."""
+
+    keep: list[np.ndarray]
+    entity: list[np.ndarray]
+    vtype: list[np.ndarray]
+    measure: list[np.ndarray]
+    surfaces: list[pa.Array]
+    keys: list[pa.Array]
+    aliases: list[pa.Array]
+    vkeys: list[pa.Array]
+    vtype_index: dict[str, int]
+
+    def add(self, rows: pa.Table, source: str) -> None:
+        """Clean one group of distinct spellings: what each reads as, or that it is dropped."""
+        n = rows.num_rows
+        keep = np.zeros(n, dtype=bool)
+        entity = rows.column("ent").to_numpy(zero_copy_only=False).astype(bool)
+        measure = np.full(n, np.nan)
+        vtypes = np.zeros(n, dtype=np.int16)
+        surfaces: list[str] = []
+        keys: list[str | None] = []
+        aliases: list[tuple[str, ...]] = []
+        vt_index = self.vtype_index
+        it = zip(
+            rows.column("vt").to_pylist(),
+            rows.column("obj").to_pylist(),
+            rows.column("ot").to_pylist(),
+            strict=True,
+        )
+        for i, (vt, obj, obj_title) in enumerate(it):
+            obj = obj or ""
+            surface, key, vt_out = "", None, ""
+            extra: tuple[str, ...] = ()
+            if entity[i]:
+                keep[i], surface, vt_out = True, obj_title or obj, "entity"
+            elif source == "world" or _clean_value(vt, obj):
+                lit = clean_literal("text" if vt == "entity" else vt, obj)
+                if lit is not None:
+                    keep[i], surface, key = True, lit.surface, lit.key
+                    vt_out = "text" if vt == "entity" else vt
+                    extra = lit.aliases
+                    if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
+                        extra = (*extra, obj_title)
+                    if lit.measure is not None:
+                        measure[i] = lit.measure
+            vtypes[i] = vt_index.setdefault(vt_out, len(vt_index))
+            surfaces.append(surface)
+            keys.append(key)
+            aliases.append(extra)
+        self.keep.append(keep)
+        self.entity.append(entity)
+        self.vtype.append(vtypes)
+        self.measure.append(measure)
+        self.surfaces.append(pa.array(surfaces, pa.large_string()))
+        self.keys.append(pa.array(keys, pa.large_string()))
+        self.aliases.append(pa.array(aliases, pa.large_list(pa.large_string())))
+        self.vkeys.append(rows.column("vkey").combine_chunks().cast(pa.large_string()))
+
+    def finish(self, used: np.ndarray) -> tuple[_Values, pa.Array]:
+        """The values, literal keys numbered over the ``used`` values only (sorted keys), and
+        the spellings array that fact rows are matched against."""
+
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        def cat_arrow(parts: list[pa.Array], typ: pa.DataType) -> pa.Array:
+            return pa.concat_arrays(parts) if parts else pa.array([], typ)
+
+        key_of = cat_arrow(self.keys, pa.large_string())
+        used_keys = pc.drop_null(key_of.take(pa.array(used, pa.int64())))
+        keys = pc.unique(used_keys)
+        keys = keys.take(pc.sort_indices(keys))
+        kid = pc.index_in(key_of, value_set=keys).fill_null(-1).to_numpy(zero_copy_only=False)
+        vt_names = sorted(self.vtype_index, key=self.vtype_index.__getitem__)
+        values = _Values(
+            cat(self.keep, bool),
+            cat(self.entity, bool),
+            kid.astype(np.int32),
+            cat(self.vtype, np.int16),
+            cat(self.measure, np.float64),
+            vt_names,
+            Strings.from_arrow(cat_arrow(self.surfaces, pa.large_string())),
+            Lists.from_arrow(cat_arrow(self.aliases, pa.large_list(pa.large_string()))),
+            Strings.from_arrow(keys),
+        )
+        return values, cat_arrow(self.vkeys, pa.large_string())
+
+
+def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
+    """The graph of ``snapshot``: facts streamed from DuckDB ``CHUNK_FACTS`` at a time, the
+    distinct object spellings grouped in DuckDB in hash pieces of ``PIECE_FACTS`` facts, so
+    that neither DuckDB nor Python ever holds more than one piece of the table.
+
+    Raises:
+        SynthError: The snapshot has no usable fact.
+    """
+    world = snapshot.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
+    source = "world" if world.column("n")[0].as_py() > 0 else "infobox"
+    skip = sorted(SKIP_RELATIONS)
+    kept = f"{_where(source)} AND NOT list_contains(?, f.relation)"
+    span = snapshot.sql(
+        "SELECT min(fact_id) AS lo, max(fact_id) AS hi, count(*) AS n, max(subject_doc_id) AS s,"
+        f" max(object_doc_id) AS o, min(passage_id) AS plo, max(passage_id) AS phi {kept}",
+        [source, skip],
+    ).to_pylist()[0]
+    docs_hi = snapshot.sql("SELECT max(doc_id) AS hi FROM articles").to_pylist()[0]["hi"]
+    n_docs = max(docs_hi if docs_hi is not None else -1, span["s"] or 0, span["o"] or 0) + 1
+    n_facts = int(span["n"] or 0)
+    passages = _PassageDocs(snapshot)
+    # The distinct object spellings, grouped by DuckDB one hash partition at a time.
+    parts = _ValueParts([], [], [], [], [], [], [], [], {})
+    pieces = max(1, -(-n_facts // PIECE_FACTS))
+    for piece in range(pieces):
+        parts.add(
+            snapshot.sql(
+                "SELECT v AS vkey, any_value(ent) AS ent, any_value(vt) AS vt,"
+                " any_value(obj) AS obj, any_value(ot) AS ot FROM (SELECT"
+                f" {_VKEY} AS v, (f.value_type = 'entity' AND f.object_doc_id IS NOT NULL) AS ent,"
+                f" f.value_type AS vt, f.object AS obj, f.object_title AS ot {kept})"
+                " WHERE hash(v) % ? = ? GROUP BY v ORDER BY v",
+                [source, skip, pieces, piece],
+            ),
+            source,
+        )
+    vset = pa.concat_arrays(parts.vkeys) if parts.vkeys else pa.array([], pa.large_string())
+    keep = np.concatenate(parts.keep) if parts.keep else np.zeros(0, dtype=bool)
+    entity = np.concatenate(parts.entity) if parts.entity else np.zeros(0, dtype=bool)
+    nodes_dt = index_dtype(max(n_docs, len(vset)))
+    fid_dt = index_dtype(max(abs(span["lo"] or 0), abs(span["hi"] or 0)))
+    pid_dt = index_dtype(max(abs(span["plo"] or 0), abs(span["phi"] or 0)))
+    rel_names: list[str] = []
+    rel_index: dict[str, int] = {}
+    cols: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("fact_id", "subject", "relation", "odoc", "value", "passage_id")
+    }
+    if n_facts:
+        lo, hi = int(span["lo"]), int(span["hi"])
+        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // n_facts))
+        for start in range(lo, hi + 1, step):
+            t = snapshot.sql(
+                "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object_doc_id, f.passage_id,"
+                f" {_VKEY} AS vkey {kept} AND f.fact_id >= ? AND f.fact_id < ?"
+                " ORDER BY f.fact_id",
+                [source, skip, start, start + step],
+            )
+            vi = pc.index_in(t.column("vkey"), value_set=vset).to_numpy(zero_copy_only=False)
+            subj = t.column("subject_doc_id").to_numpy()
+            odoc = t.column("object_doc_id").fill_null(-1).to_numpy()
+            pcol = t.column("passage_id")
+            pids = pcol.fill_null(0).to_numpy()
+            pdoc = passages.docs(pids, pcol.is_valid().to_numpy(zero_copy_only=False))
+            ent = entity[vi]
+            ok = keep[vi] & ~(ent & (odoc == subj)) & _located(source, pdoc, subj)
+            rels = t.column("relation").combine_chunks().dictionary_encode()
+            local_names = rels.dictionary.to_pylist()
+            for name in local_names:
+                if name not in rel_index:
+                    rel_index[name] = len(rel_names)
+                    rel_names.append(name)
+            local = np.array([rel_index[x] for x in local_names], dtype=np.int32)
+            rcode = local[rels.indices.to_numpy(zero_copy_only=False)] if len(local) else local
+            cols["fact_id"].append(t.column("fact_id").to_numpy()[ok].astype(fid_dt))
+            cols["subject"].append(subj[ok].astype(nodes_dt))
+            cols["relation"].append(rcode[ok])
+            cols["odoc"].append(odoc[ok].astype(nodes_dt))
+            cols["value"].append(vi[ok].astype(np.int32))
+            cols["passage_id"].append(pids[ok].astype(pid_dt))
+            del t, vi, subj, odoc, pcol, pids, pdoc, ent, ok, rels, rcode
+    inst = snapshot.sql(
+        f"SELECT f.subject_doc_id AS s, f.object AS o, f.passage_id AS p {_where(source)}"
+        " AND f.relation = 'instance_of' ORDER BY f.fact_id",
+        [source],
+    )
+    inst_s = inst.column("s").to_numpy()
+    ipc = inst.column("p")
+    ipdoc = passages.docs(
+        ipc.fill_null(0).to_numpy(), ipc.is_valid().to_numpy(zero_copy_only=False)
+    )
+    where_ok = np.flatnonzero(_located(source, ipdoc, inst_s))
+    instance = (inst_s[where_ok], inst.column("o").combine_chunks().take(pa.array(where_ok)))
+    del inst, ipc, ipdoc
+    del passages, vset
+    if not sum(len(a) for a in cols["fact_id"]):
+        raise SynthError(
+            f"snapshot {snapshot.path} has no clean {source} fact typed by the relation "
+            "vocabulary to build questions from; use a snapshot built from a generated "
+            "world or from pages with infoboxes (`corpus info` counts the facts)"
+        )
+    facts = {k: np.concatenate(v) for k, v in cols.items()}
+    del cols
+    values, _ = parts.finish(np.unique(facts["value"]))
+    del parts
+    odoc = facts.pop("odoc")
+    lit_code = -1 - values.key[facts["value"]].astype(nodes_dt)
+    facts["object"] = np.where(values.entity[facts["value"]], odoc, lit_code).astype(nodes_dt)
+    del odoc, lit_code
+    # Relation codes in name order, so that every relation listing is sorted.
+    by_name = sorted(range(len(rel_names)), key=rel_names.__getitem__)
+    remap = np.empty(len(rel_names), dtype=np.int16 if len(rel_names) < 2**15 else np.int32)
+    remap[by_name] = np.arange(len(rel_names))
+    facts["relation"] = remap[facts["relation"]]
+    names = [rel_names[i] for i in by_name]
+    used = np.unique(facts["relation"])
+    if len(used) < len(names):  # relations whose every fact was dropped
+        squeeze = np.full(len(names), -1, dtype=facts["relation"].dtype)
+        squeeze[used] = np.arange(len(used))
+        facts["relation"], names = squeeze[facts["relation"]], [names[i] for i in used.tolist()]
+    articles = _articles(snapshot, n_docs, instance)
+    graph = KnowledgeGraph(snapshot.snapshot_id, source, articles, facts, values, names)
+    del articles, facts, values
+    _give_back_freed_memory()
+    return graph
+
+
+def _give_back_freed_memory() -> None:
+    """Return the pages the build freed to the system: Arrow's pool and the C heap (glibc's
+    ``malloc_trim``; elsewhere only Arrow's). The build frees several times what it keeps."""
+    pa.default_memory_pool().release_unused()
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc
+        return
+    libc.malloc_trim(0)
 
 
 _CACHE: dict[tuple[str, str], KnowledgeGraph] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+def forget_graphs() -> None:
+    """Drop the graph :func:`graph_of` keeps (its memory goes back once nothing else holds it)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def graph_of(snapshot: Snapshot) -> KnowledgeGraph:
@@ -376,7 +1109,7 @@ def graph_of(snapshot: Snapshot) -> KnowledgeGraph:
     with _CACHE_LOCK:
         g = _CACHE.get(key)
         if g is None:
-            g = KnowledgeGraph.from_snapshot(snapshot)
             _CACHE.clear()  # one graph at a time: they are large
+            g = KnowledgeGraph.from_snapshot(snapshot)
             _CACHE[key] = g
         return g

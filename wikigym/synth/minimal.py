@@ -122,18 +122,28 @@ def effective_hops(root: Node, ev: Evaluator) -> int:
         node = smaller[0]
 
 
-def minimize(root: Node, ev: Evaluator, keep: Callable[[Node], bool] | None = None) -> Node:
+def minimize(
+    root: Node,
+    ev: Evaluator,
+    keep: Callable[[Node], bool] | None = None,
+    prefer: Callable[[Node], bool] | None = None,
+) -> Node:
     """``root`` with redundant constraints dropped one at a time, the reduction that keeps
     the most hops first (ties: canonical form), until it is minimal.
 
     With ``keep``, only reductions that ``keep`` accepts are taken (a requested form's
-    constraint stays); the result is then not minimal when every reduction left drops it."""
+    constraint stays); the result is then not minimal when every reduction left drops it.
+    With ``prefer``, reductions that ``prefer`` accepts go first (the result is minimal and
+    keeps, say, a requested form whenever some order of reductions can)."""
     node = root
     while True:
         smaller = [n for n in redundant(node, ev) if keep is None or keep(n)]
         if not smaller:
             return node
-        node = max(smaller, key=lambda n: (hops(n), _neg(canonical(n))))
+        node = max(
+            smaller,
+            key=lambda n: (prefer is not None and prefer(n), hops(n), _neg(canonical(n))),
+        )
 
 
 def _neg(text: str) -> tuple[int, ...]:

@@ -129,27 +129,12 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
-        ok = self.relations
-        rel = graph.f_rel
-        self.entities = np.array(
-            sorted(
-                e
-                for e, rows in graph.out_rows.items()
-                if isinstance(e, int) and any(rel[r] in ok for r in rows)
-            ),
-            dtype=np.int64,
-        )
-        lit_rows, role_rows = [], []
-        for i, (r, o) in enumerate(zip(rel, graph.f_obj, strict=True)):
-            if r not in ok:
-                continue
-            if isinstance(o, str):
-                if len(graph.fwd[r][graph.f_subj[i]]) == 1:
-                    lit_rows.append(i)
-            elif relation_text(r).role:
-                role_rows.append(i)
-        self.literal_rows = np.array(lit_rows, dtype=np.int64)
-        self.role_rows = np.array(role_rows, dtype=np.int64)
+        ok = graph.rows_with(self.relations)
+        self.entities = np.unique(graph.subj[ok]).astype(np.int64)
+        single = ok & graph.single_literal_rows()
+        self.literal_rows = np.flatnonzero(single).astype(np.int64)
+        roles = graph.rows_with(r for r in self.relations if relation_text(r).role)
+        self.role_rows = np.flatnonzero(roles & graph.entity_rows()).astype(np.int64)
 
     # ---- entry --------------------------------------------------------------------
     def draft(self, level: str, form: str, want_yes: bool = True) -> Draft | None:
@@ -162,12 +147,12 @@ class Sampler:
         d = self._draft(level, form, want_yes)
         if d is None:
             return None
-        if form in SPECIAL_FORMS:
-            if form not in forms_of(d.root):
-                return None
-            root = minimize(d.root, self.ev, keep=lambda n: form in forms_of(n))
-        else:
-            root = minimize(d.root, self.ev)
+        wanted = (lambda n: form in forms_of(n)) if form in SPECIAL_FORMS else None
+        root = minimize(d.root, self.ev, prefer=wanted)
+        # A special form must survive full minimisation: a minimal query that lost it is
+        # another form's draft, and a non-minimal one that kept it would fail the proof.
+        if form in SPECIAL_FORMS and form not in forms_of(root):
+            return None
         return d if root == d.root else Draft(root, d.answer, d.form)
 
     def _draft(self, level: str, form: str, want_yes: bool) -> Draft | None:
@@ -278,7 +263,7 @@ class Sampler:
         if not rels or kind is None:
             return None
         rel = rels[int(self.rng.integers(len(rels)))]
-        pool = sorted(x for x in self.g.members(kind) if x != e and rel in self._rels_of(x))
+        pool = sorted(x for x in self.g.members(kind) & self.g.measured_subjects(rel) if x != e)
         if len(pool) < 2:
             return None
         n_others = 1 + int(self.rng.random() < 0.5)
@@ -300,10 +285,6 @@ class Sampler:
         return Draft(
             Extreme(rel, Union(tuple(parts[int(i)] for i in order)), most), winner, "comparison"
         )
-
-    def _rels_of(self, e: int) -> set[str]:
-        g = self.g
-        return {g.f_rel[r] for r in g.out_rows.get(e, ()) if g.f_measure[r] is not None}
 
     def _arith(self, shape: Shape) -> Draft | None:
         """Years between two dates of one entity (age at death), or a sum of two numbers."""
@@ -328,8 +309,9 @@ class Sampler:
             return None
         rel = nums[int(self.rng.integers(len(nums)))]
         kind = g.kinds[e]
-        pool = sorted(x for x in g.members(kind) if x != e) if kind else []
-        pool = [x for x in pool if self._measure_of(rel, x) is not None]
+        pool = (
+            sorted(x for x in g.members(kind) & g.measured_subjects(rel) if x != e) if kind else []
+        )
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
@@ -375,9 +357,10 @@ class Sampler:
         g = self.g
         if g.rel_types.get(relation) in ("date", "number", "entity"):
             return False
-        values = g.inv.get(relation, {})
-        facts = sum(len(v) for v in values.values())
-        return len(values) < MIN_LITERAL_VALUES and facts >= CLOSED_SHARE * len(values)
+        if relation not in g.inv:
+            return True  # no value at all: as closed as a set gets
+        values = g.inv[relation]
+        return len(values) < MIN_LITERAL_VALUES and values.pairs() >= CLOSED_SHARE * len(values)
 
     def _count(self, shape: Shape) -> Draft | None:
         if not len(self.role_rows):
@@ -506,8 +489,13 @@ class Sampler:
                 assert isinstance(other, int)
                 # A wide set is the answer's own description or, failing that, the deepest
                 # entity's; the other special forms live at the top only.
+                wide_top = top and shape.special == "wide"
                 inner = shape if shape.special == "wide" else replace(shape, special=None)
-                sub = self.describe(other, depth - 1, inner, visited)
+                # A wide answer keeps a plain chain: a wide set below it would make some of
+                # its own weak constraints redundant.
+                sub = self.describe(
+                    other, depth - 1, replace(shape, special=None) if wide_top else inner, visited
+                )
                 if sub is None:
                     continue
                 rel = g.f_rel[row]
@@ -526,6 +514,12 @@ class Sampler:
                 )
                 if got_wide is not None:
                     return got_wide
+            if top and shape.special == "wide" and depth > 1:
+                # Failing that, the deepest entity's description is the wide set.
+                sub = self.describe(other, depth - 1, inner, visited)
+                if sub is None:
+                    continue
+                main = Project(rel, sub[0], inverse=is_subj)
             members: list[Node] = [main]
             if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):

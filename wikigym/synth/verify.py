@@ -20,7 +20,7 @@ from wikigym.envs.metrics import best_match
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
-from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats
+from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats, names_candidate
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
@@ -111,7 +111,7 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
                 f"the answer is on a named constant's page with an asked attribute ({where})"
             )
     # Leaks.
-    if task.answer_type != "yes/no":
+    if task.answer_type != "yes/no" and not names_candidate(root, item):
         questions = [task.question, str(task.difficulty.get("template_question", ""))]
         for gold in task.golds:
             if any(q and contains_word(q, gold) for q in questions):

@@ -28,7 +28,9 @@ from wikigym.integrations.serve.protocol import (
     ProtocolError,
     WireCode,
     action_text,
+    dumps,
     error_message,
+    loads,
     parse_message,
     schema,
 )
@@ -43,7 +45,7 @@ CLOSE_TRY_AGAIN = 1013
 
 
 def _send(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False)
+    return dumps(message)
 
 
 async def _handle(pool: SessionPool, session: Session, kind: str, data: dict[str, Any]) -> Any:
@@ -127,7 +129,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
+        body = loads(raw)
     except json.JSONDecodeError as exc:
         raise ProtocolError(WireCode.INVALID_JSON, f"invalid JSON body: {exc}") from None
     if not isinstance(body, dict):

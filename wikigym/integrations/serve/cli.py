@@ -56,6 +56,12 @@ def add_parser(sub: Any) -> None:
         help="require this token (header 'Authorization: Bearer TOKEN', or base URL "
         "http://HOST:PORT/TOKEN); without it the server has no authentication",
     )
+    p.add_argument(
+        "--ws-compression",
+        action="store_true",
+        help="offer WebSocket permessage-deflate (off: it costs server CPU on every step; "
+        "worth it only over slow links)",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -77,6 +83,7 @@ def _config(args: argparse.Namespace) -> ServeConfig:
         idle_timeout_s=args.idle_timeout,
         workers=args.workers,
         token=args.token,
+        ws_compression=args.ws_compression,
     )
 
 
@@ -106,7 +113,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = uvicorn_server(app)
+    server = uvicorn_server(app, ws_compression=config.ws_compression)
     print(
         f"wikigym serve: http://{host}:{port} ({', '.join(config.env_ids)}; "
         f"max {config.max_sessions} sessions)",

@@ -14,6 +14,11 @@ import math
 from enum import Enum
 from typing import Any
 
+try:  # orjson encodes and decodes a message several times faster; json is the fallback
+    import orjson
+except ImportError:  # pragma: no cover - orjson is installed wherever the tests run
+    orjson = None  # type: ignore[assignment]
+
 ACTION_FIELD = "message"
 """The action's one required field: the model's text, as the env's ``step`` takes it."""
 
@@ -55,6 +60,34 @@ class ProtocolError(Exception):
         self.message = message
 
 
+def _refuse_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
+def loads(raw: str | bytes) -> Any:
+    """Strict JSON of a wire message: no NaN/Infinity, nesting bounded (orjson: 1,024 levels).
+
+    Raises:
+        json.JSONDecodeError: Not JSON (orjson's error is a subclass), or nested too deep.
+    """
+    if orjson is not None:
+        return orjson.loads(raw)
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deep", "", 0) from None
+
+
+def dumps(message: Any) -> str:
+    """A wire message as JSON text (UTF-8, no ASCII escapes); its parse equals ``message``."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(message).decode()
+        except TypeError:  # an int past 64 bits: json writes it exactly
+            pass
+    return json.dumps(message, ensure_ascii=False, allow_nan=False)
+
+
 def error_message(code: WireCode, message: str, **extra: Any) -> dict[str, Any]:
     """An OpenEnv ``error`` message."""
     return {"type": "error", "data": {"message": message, "code": code.value, **extra}}
@@ -67,7 +100,7 @@ def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
         ProtocolError: Not JSON, not an object, or ``data`` not an object.
     """
     try:
-        message = json.loads(raw)
+        message = loads(raw)
     except json.JSONDecodeError as exc:
         raise ProtocolError(WireCode.INVALID_JSON, f"invalid JSON: {exc}") from None
     if not isinstance(message, dict):
@@ -108,7 +141,7 @@ def action_text(action: Any) -> str:
             )
         return text
     body = {k: v for k, v in action.items() if k != "metadata"}
-    return json.dumps(body, ensure_ascii=False)
+    return json.dumps(body, ensure_ascii=False)  # the env's text: one fixed encoding
 
 
 def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:

@@ -37,8 +37,11 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(app: Any) -> Any:
-    """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open sessions)."""
+def uvicorn_server(app: Any, *, ws_compression: bool = False) -> Any:
+    """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open sessions).
+
+    Uvicorn picks uvloop and httptools when they are installed (``loop``/``http`` "auto").
+    """
     import uvicorn
 
     return uvicorn.Server(
@@ -48,6 +51,7 @@ def uvicorn_server(app: Any) -> Any:
             timeout_graceful_shutdown=5,
             ws_max_size=1 << 20,
             ws_ping_interval=None,  # sessions are bounded by the idle timeout instead
+            ws_per_message_deflate=ws_compression,
         )
     )
 
@@ -63,7 +67,7 @@ def serve_in_thread(config: ServeConfig, host: str = "127.0.0.1") -> Iterator[tu
     app = create_app(config)
     sock = bind(host, 0)
     addr, port = sock.getsockname()[:2]
-    server = uvicorn_server(app)
+    server = uvicorn_server(app, ws_compression=config.ws_compression)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_TIMEOUT_S

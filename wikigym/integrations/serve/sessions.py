@@ -2,6 +2,9 @@
 
 Env work (creation, reset, step, close) runs in a fixed pool of threads; each session runs one
 message at a time, so its episode is exactly the sequence of calls an in-process loop makes.
+(Steps inline on the event loop were measured too: no less server CPU per step, lower wall
+throughput, and one slow step, e.g. sandboxed Python, would stall every session; see
+``docs/serve.md``.)
 The snapshot is opened once per process by the defaults resolver and shared read-only (its
 Tantivy searcher is thread-safe, DuckDB runs through one cursor per thread).
 """

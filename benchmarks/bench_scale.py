@@ -1,0 +1,465 @@
+"""The scale curve: build time, peak RSS, index size and search latency from 100k to 4.5M+
+passages, for wikigym, raw tantivy (the same index), bm25s and Lucene (Pyserini).
+
+Stages (each writes a JSON record under ``--work``; ``report`` gathers them):
+
+- ``build``: ``python -m wikigym corpus build WORLD --threads 2`` measured with psutil over
+  the process tree (peak RSS sum and PSS), plus the snapshot's index size and layout.
+- ``search``: the same 600 three-word queries (drawn with a fixed seed from the corpus's
+  own passages) against every system, top-10 with hit texts: p50/p99 one query at a time,
+  q/s on 1 and 2 threads sharing one searcher. bm25s only below ``--bm25s-max`` passages
+  (it holds ~1 GB per 1M passages); Lucene runs as a subprocess of the Pyserini venv
+  (``--lucene-python``), indexing the same passages as a JsonCollection.
+- ``report``: ``benchmarks/results/scale.{md,json,png}`` with the extrapolation to wiki-18
+  (21M passages) and English Wikipedia (fit of each measured quantity against passages).
+
+Usage:
+    python benchmarks/bench_scale.py build --world W --out SNAP
+    python benchmarks/bench_scale.py search --snapshot SNAP
+    python benchmarks/bench_scale.py report --records /work/big/scale-*.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: wikigym
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
+
+import bench_search as bs
+import common
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+WIKI18_PASSAGES = 21_015_324  # DPR's psgs_w100 (wiki-18), 100-word passages
+# English Wikipedia as 100-word passages: ~6.9M articles, ~4.5B words of prose (2025).
+ENWIKI_PASSAGES = 45_000_000
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes of the files under ``path``."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def stage_build(args: argparse.Namespace) -> dict[str, Any]:
+    """Build one snapshot through the CLI, measured."""
+    cmd = common.build_command(Path(args.world), Path(args.out), args.threads)
+    stats = common.run_measured(cmd, interval=0.25)
+    manifest = json.loads((Path(args.out) / "manifest.json").read_text(encoding="utf-8"))
+    record = {
+        "stage": "build",
+        "snapshot": str(args.out),
+        "world": str(args.world),
+        "threads": args.threads,
+        "seconds": stats["seconds"],
+        "peak_rss_bytes": stats["peak_rss_bytes"],
+        "peak_pss_bytes": stats["peak_pss_bytes"],
+        "command": stats["command"],
+        "counts": manifest["counts"],
+        "index_layout": manifest["index_layout"],
+        "index_bytes": dir_bytes(Path(args.out) / "index"),
+        "snapshot_bytes": dir_bytes(Path(args.out)),
+        "snapshot_id": manifest["snapshot_id"],
+        "environment": common.environment(),
+    }
+    return record
+
+
+class RawTantivy(bs.RawTantivy):
+    """bench_search's raw tantivy, with the lenient parser for the few word triples that the
+    strict one refuses (e.g. a triple whose words all analyse away, like "not as to")."""
+
+    def search(self, query: str) -> bs.Result:
+        try:
+            return super().search(query)
+        except ValueError:
+            q, _errors = self.index.parse_query_lenient(query, ["body"])
+            out = []
+            for _score, address in self.searcher.search(q, bs.K, count=False).hits:
+                doc = self.searcher.doc(address)
+                out.append((doc["passage_id"][0], doc["title"][0], doc["text"][0].decode()))
+            return out
+
+
+class Bm25s(bs.Bm25s):
+    """bench_search's bm25s; a query of stop words only has no tokens: no hits (as ours)."""
+
+    def search(self, query: str) -> bs.Result:
+        if not self._tokenize([query], ids=False)[0]:
+            return []
+        return super().search(query)
+
+
+def three_word_queries(
+    passages: int, text_at: Callable[[int], str], n: int, seed: int = 0
+) -> list[str]:
+    """``n`` queries of three consecutive words of random passages (lower case, seeded):
+    passage ``i`` is the i-th in passage_id order (ids are dense from 0)."""
+    rng = random.Random(seed)
+    queries: list[str] = []
+    while len(queries) < n:
+        words = _WORD.findall(text_at(rng.randrange(passages)).lower())
+        if len(words) >= 3:
+            start = rng.randrange(len(words) - 2)
+            queries.append(" ".join(words[start : start + 3]))
+    return queries
+
+
+def measure(system: bs.System, queries: Sequence[str], repeat: int) -> dict[str, Any]:
+    """p50/p99 with hit texts, 1- and 2-thread q/s, and the top-10 ids."""
+    top = [[h[0] for h in system.search(q)] for q in queries]  # warm-up pass, kept
+    row: dict[str, Any] = bs.latency(system, queries, repeat)
+    for threads in (1, 2):
+        row[f"qps_{threads}"] = bs.throughput(system.search, queries, threads, repeat)["qps"]
+    row["top10"] = top
+    print(
+        f"  {system.name:<12} p50 {row['p50_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
+        f"q/s {row['qps_1']:.0f} / {row['qps_2']:.0f}",
+        flush=True,
+    )
+    return row
+
+
+def agreement(a: list[list[int]], b: list[list[int]]) -> float:
+    """Mean share of the same top-10 passage ids."""
+    shares = [len(set(x) & set(y)) / max(len(x), len(y), 1) for x, y in zip(a, b, strict=True)]
+    return sum(shares) / len(shares)
+
+
+def run_lucene(corpus: bs.Corpus, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The Lucene peer in the Pyserini venv, over a JsonCollection of the same passages."""
+    work = Path(args.work) / f"lucene-{corpus.snapshot.name}"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "collection").mkdir(parents=True)
+    with open(work / "collection" / "docs.jsonl", "w", encoding="utf-8") as f:
+        for pid, title, text in zip(corpus.pids, corpus.titles, corpus.texts, strict=True):
+            f.write(json.dumps({"id": str(pid), "contents": f"{title}\n{text}"}) + "\n")
+    (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
+    cmd = [
+        str(args.lucene_python),
+        str(Path(__file__).resolve().parent / "scale_lucene.py"),
+        "--collection",
+        str(work / "collection"),
+        "--index",
+        str(work / "index"),
+        "--queries",
+        str(work / "queries.json"),
+        "--out",
+        str(work / "result.json"),
+        "--repeat",
+        str(args.repeat),
+    ]
+    print("  lucene (pyserini) ...", flush=True)
+    subprocess.run(cmd, check=True, cwd=work)
+    out: dict[str, Any] = json.loads((work / "result.json").read_text(encoding="utf-8"))
+    out["top10"] = [[int(d) for d in out["top10"][q]] for q in queries]
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"  lucene       {out['latency']} q/s {out['qps']}", flush=True)
+    return out
+
+
+def stage_search(args: argparse.Namespace) -> dict[str, Any]:
+    """Every system over one snapshot, the same queries."""
+    from wikigym.corpora import Snapshot
+
+    snap_path = Path(args.snapshot)
+    snap = Snapshot.open(snap_path, verify="none")
+    config = snap.index_config
+    total = snap.num_passages
+    peers = [name for name in args.systems if name in ("bm25s", "lucene")]
+    if peers:  # the peers index every passage: hold them all
+        corpus = bs.load_corpus(snap_path.name, snap_path)
+        queries = three_word_queries(total, corpus.texts.__getitem__, args.queries, args.seed)
+    else:  # the same queries from point look-ups
+        corpus = bs.Corpus(snap_path.name, snap_path, [], [], [])
+
+        def text_at(i: int) -> str:
+            row = snap.sql("SELECT text FROM passages WHERE passage_id = ?", [i])
+            return str(row.column("text")[0].as_py())
+
+        queries = three_word_queries(total, text_at, args.queries, args.seed)
+    print(f"== {snap_path}: {total:,} passages, e.g. {queries[:3]}", flush=True)
+    rows: dict[str, Any] = {}
+    ours = bs.Ours(corpus)
+    raw = RawTantivy(corpus, config)
+    rows["wikigym"] = measure(ours, queries, args.repeat)
+    rows["tantivy-raw"] = measure(raw, queries, args.repeat)
+    rows["paired wikigym/tantivy-raw"] = bs.paired_ratio(ours, raw, queries, args.repeat)
+    del ours, raw
+    if "lucene" in args.systems:
+        rows["lucene"] = run_lucene(corpus, queries, args)
+    if "bm25s" in args.systems and total <= args.bm25s_max:
+        print("  indexing bm25s ...", flush=True)
+        import psutil
+
+        before = psutil.Process().memory_info().rss
+        bm = Bm25s(corpus, "en")
+        rows["bm25s"] = measure(bm, queries, args.repeat)
+        rows["bm25s"]["build_seconds"] = bm.build_seconds
+        rows["bm25s"]["added_rss_bytes"] = psutil.Process().memory_info().rss - before
+        del bm
+        gc.collect()
+    for name in ("tantivy-raw", "lucene", "bm25s"):
+        if name in rows:
+            rows[name]["agreement_with_wikigym"] = agreement(
+                rows["wikigym"]["top10"], rows[name]["top10"]
+            )
+    for row in rows.values():
+        row.pop("top10", None)
+    return {
+        "stage": "search",
+        "snapshot": str(snap_path),
+        "passages": total,
+        "queries": len(queries),
+        "query_examples": queries[:5],
+        "seed": args.seed,
+        "systems": rows,
+        "environment": common.environment(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares ``y = a * x**b`` in log-log space; returns (a, b)."""
+    import math
+
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    n = len(lx)
+    mx, my = sum(lx) / n, sum(ly) / n
+    var = sum((x - mx) ** 2 for x in lx)
+    b = sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True)) / var if var else 1.0
+    return math.exp(my - b * mx), b
+
+
+def load_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """One row per snapshot: its build record joined with its search record."""
+    by_snap: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        by_snap.setdefault(rec["snapshot"], {})[rec["stage"]] = rec
+    rows = [r for r in by_snap.values() if "build" in r]
+    return sorted(rows, key=lambda r: r["build"]["counts"]["passages"])
+
+
+def _lat(row: dict[str, Any], system: str, key: str) -> float:
+    s = row.get("search", {}).get("systems", {}).get(system)
+    if s is None:
+        return float("nan")
+    if system == "lucene":
+        return float(s["latency"]["texts"][key])
+    return float(s[key])
+
+
+def _qps(row: dict[str, Any], system: str, threads: int) -> float:
+    s = row.get("search", {}).get("systems", {}).get(system)
+    if s is None:
+        return float("nan")
+    return float(s["qps"][str(threads)] if system == "lucene" else s[f"qps_{threads}"])
+
+
+SYSTEMS = ("wikigym", "tantivy-raw", "bm25s", "lucene")
+
+
+def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Power-law fits over the measured sizes, evaluated at wiki-18 and English Wikipedia."""
+    xs = [float(r["build"]["counts"]["passages"]) for r in rows]
+    series: dict[str, list[float]] = {
+        "build seconds": [r["build"]["seconds"] for r in rows],
+        "peak RSS GiB": [common.gib(r["build"]["peak_rss_bytes"]) for r in rows],
+        "index GiB": [common.gib(r["build"]["index_bytes"]) for r in rows],
+        "snapshot GiB": [common.gib(r["build"]["snapshot_bytes"]) for r in rows],
+    }
+    for system in SYSTEMS:
+        for key in ("p50_ms", "p99_ms"):
+            series[f"{system} {key}"] = [_lat(r, system, key) for r in rows]
+    out: dict[str, Any] = {}
+    for name, ys in series.items():
+        pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y == y and y > 0]
+        if len(pts) < 2:
+            continue
+        # Latency: fit the largest sizes only (the curve bends once the index leaves the
+        # CPU cache); memory and sizes: all points.
+        use = pts[-2:] if name.endswith("_ms") else pts
+        a, b = fit_power([p[0] for p in use], [p[1] for p in use])
+        out[name] = {
+            "fit": f"{a:.4g} * passages^{b:.3f}",
+            "from_points": use,
+            "wiki18_21M": a * WIKI18_PASSAGES**b,
+            "enwiki_45M": a * ENWIKI_PASSAGES**b,
+        }
+    return out
+
+
+def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
+    """The Markdown of scale.md."""
+    head = ["passages", "build s", "peak RSS GiB (tree)", "peak PSS GiB", "index GiB"]
+    head += ["segments / order"]
+    table = []
+    for r in rows:
+        b = r["build"]
+        lay = b["index_layout"]
+        table.append(
+            [
+                b["counts"]["passages"],
+                b["seconds"],
+                common.gib(b["peak_rss_bytes"]),
+                common.gib(b["peak_pss_bytes"]),
+                common.gib(b["index_bytes"]),
+                f"{lay['segments']} / {lay['doc_order']}",
+            ]
+        )
+    parts = ["## Build\n", common.markdown_table(head, table), ""]
+    head = ["passages", "system", "p50 ms", "p99 ms", "q/s 1t", "q/s 2t", "top-10 agree"]
+    table = []
+    for r in rows:
+        for system in SYSTEMS:
+            s = r.get("search", {}).get("systems", {}).get(system)
+            if s is None:
+                continue
+            table.append(
+                [
+                    r["build"]["counts"]["passages"],
+                    system,
+                    _lat(r, system, "p50_ms"),
+                    _lat(r, system, "p99_ms"),
+                    _qps(r, system, 1),
+                    _qps(r, system, 2),
+                    float(s.get("agreement_with_wikigym", 1.0)),
+                ]
+            )
+    parts += ["## Search (600 three-word queries, top-10 with hit texts)\n"]
+    parts += [common.markdown_table(head, table), ""]
+    head = ["passages", "wikigym/raw p50", "wikigym/raw p99", "wikigym/bm25s p50"]
+    head += ["wikigym/lucene p50", "paired wikigym/raw (median)"]
+    table = []
+    for r in rows:
+        if "search" not in r:
+            continue
+        n = r["build"]["counts"]["passages"]
+        g50, g99 = _lat(r, "wikigym", "p50_ms"), _lat(r, "wikigym", "p99_ms")
+        paired = r["search"]["systems"].get("paired wikigym/tantivy-raw", {}).get("p50", 0.0)
+        table.append(
+            [
+                n,
+                g50 / _lat(r, "tantivy-raw", "p50_ms"),
+                g99 / _lat(r, "tantivy-raw", "p99_ms"),
+                g50 / _lat(r, "bm25s", "p50_ms"),
+                g50 / _lat(r, "lucene", "p50_ms"),
+                float(paired),
+            ]
+        )
+    parts += ["## Ratios\n", common.markdown_table(head, table), ""]
+    head = ["quantity", "fit", "fitted on (passages, value)", "wiki-18 (21.0M)", "enwiki (45M)"]
+    table = [
+        [
+            name,
+            e["fit"],
+            "; ".join(f"{x:,.0f}: {y:.3g}" for x, y in e["from_points"]),
+            e["wiki18_21M"],
+            e["enwiki_45M"],
+        ]
+        for name, e in extra.items()
+    ]
+    parts += ["## Extrapolation\n", common.markdown_table(head, table), ""]
+    return "\n".join(parts)
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Latency and build memory against passages (log x)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["build"]["counts"]["passages"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for system in SYSTEMS:
+        for key, style in (("p50_ms", "-o"), ("p99_ms", ":x")):
+            ys = [_lat(r, system, key) for r in rows]
+            pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y == y]
+            if pts:
+                ax1.plot(*zip(*pts, strict=True), style, label=f"{system} {key[:3]}")
+    ax1.set(xscale="log", yscale="log", xlabel="passages", ylabel="ms / query (top-10, texts)")
+    ax1.legend(fontsize=7)
+    # Builds whose figures are another code's (a "note" says so) are drawn apart.
+    own = [r for r in rows if "note" not in r["build"]]
+    other = [r for r in rows if "note" in r["build"]]
+    ox = [r["build"]["counts"]["passages"] for r in own]
+    ax2.plot(ox, [common.gib(r["build"]["peak_rss_bytes"]) for r in own], "-o", label="RSS")
+    ax2.plot(ox, [common.gib(r["build"]["peak_pss_bytes"]) for r in own], "-s", label="PSS")
+    if other:
+        ax2.plot(
+            [r["build"]["counts"]["passages"] for r in other],
+            [common.gib(r["build"]["peak_rss_bytes"]) for r in other],
+            "x",
+            color="grey",
+            label="main's build (see notes)",
+        )
+    ax2.set(xscale="log", xlabel="passages", ylabel="build peak GiB (process tree)")
+    ax2.set_ylim(bottom=0)
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def stage_report(args: argparse.Namespace) -> None:
+    """scale.{md,json,png} from the records."""
+    rows = load_records(args.records)
+    extra = extrapolate(rows)
+    md = render(rows, extra)
+    if args.notes is not None:
+        md += "\n" + args.notes.read_text(encoding="utf-8")
+    data = {"rows": rows, "extrapolation": extra, "records": [str(p) for p in args.records]}
+    path = common.write_results("scale", data, md)
+    plot(rows, path.with_suffix(".png"))
+    print(path.read_text(encoding="utf-8"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="stage", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--world", type=Path, required=True)
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--threads", type=int, default=2)
+    b.add_argument("--record", type=Path, default=None)
+    q = sub.add_parser("search")
+    q.add_argument("--snapshot", type=Path, required=True)
+    q.add_argument("--queries", type=int, default=600)
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--repeat", type=int, default=3)
+    q.add_argument("--systems", nargs="+", default=["bm25s", "lucene"])
+    q.add_argument("--bm25s-max", type=int, default=5_000_000)
+    q.add_argument("--lucene-python", type=Path, default=Path("/work/venv-lucene/bin/python"))
+    q.add_argument("--work", type=Path, default=Path("/tmp"))
+    q.add_argument("--record", type=Path, default=None)
+    r = sub.add_parser("report")
+    r.add_argument("--records", type=Path, nargs="+", required=True)
+    r.add_argument("--notes", type=Path, default=None, help="Markdown appended to scale.md")
+    args = parser.parse_args()
+    if args.stage == "report":
+        stage_report(args)
+        return
+    if args.stage == "build":
+        record = stage_build(args)
+        path = args.record or args.out.with_name(args.out.name + ".build.json")
+    else:
+        record = stage_search(args)
+        path = args.record or args.snapshot.with_name(args.snapshot.name + ".search.json")
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in record.items() if k != "environment"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
