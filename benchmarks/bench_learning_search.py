@@ -59,8 +59,12 @@ class Sizes:
     heldout: int
     hidden_size: int
     num_layers: int
+    head_dim: int
+    vocab_size: int
+    window_steps: int
     sft_steps: int
     grpo_steps: int
+    grpo_batch: int
     max_new_tokens: int
     max_env_steps: int
 
@@ -71,8 +75,12 @@ FULL = Sizes(
     heldout=500,
     hidden_size=128,
     num_layers=2,
-    sft_steps=300,
+    head_dim=32,
+    vocab_size=1024,
+    window_steps=300,
+    sft_steps=60,
     grpo_steps=20,
+    grpo_batch=32,
     max_new_tokens=48,
     max_env_steps=4,
 )
@@ -82,8 +90,12 @@ SMOKE = Sizes(
     heldout=12,
     hidden_size=64,
     num_layers=2,
-    sft_steps=6,
+    head_dim=32,
+    vocab_size=1024,
+    window_steps=4,
+    sft_steps=4,
     grpo_steps=2,
+    grpo_batch=8,
     max_new_tokens=48,
     max_env_steps=4,
 )
@@ -187,7 +199,8 @@ def evaluate(model_dir: Path, spec: Any, *, max_new_tokens: int, batch: int = 32
         for s, c in zip(state, comps, strict=True):
             results.append({**s, "components": c})
     n = len(results)
-    k = sum(r["reward"] > 0 for r in results)
+    # Success is the outcome (exact match), whatever the other components add to the reward.
+    k = sum(r["components"].get("outcome", r["reward"]) > 0 for r in results)
     low, high = wilson(k, n)
     calls = sum(r["calls"] for r in results)
     names = sorted({name for r in results for name in r["components"]})
@@ -205,7 +218,9 @@ def evaluate(model_dir: Path, spec: Any, *, max_new_tokens: int, batch: int = 32
     }
 
 
-def run_grpo(sft: Path, spec: Any, out: Path, *, steps: int, seed: int) -> tuple[Path, list[dict]]:
+def run_grpo(
+    sft: Path, spec: Any, out: Path, *, steps: int, batch: int, seed: int
+) -> tuple[Path, list[dict]]:
     """GRPO from the SFT checkpoint on the train tasks (compact prompt, rollout_func path)."""
     from datasets import Dataset
     from trl import GRPOTrainer
@@ -225,9 +240,9 @@ def run_grpo(sft: Path, spec: Any, out: Path, *, steps: int, seed: int) -> tuple
         max_steps=steps,
         seed=seed,
         overrides={
-            "learning_rate": 2e-4,
+            "learning_rate": 3e-4,
             "num_generations": 8,
-            "per_device_train_batch_size": 8,
+            "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
             "max_completion_length": 768,
             "ref_model_sync_steps": 20,
         },
@@ -269,10 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     import torch
-    from datasets import Dataset
 
-    from wikigym.trainers.coldstart import compact_chats
-    from wikigym.trainers.sft import run_sft
+    from wikigym.trainers.coldstart import ColdStartRecipe, compact_chats, sft_stages
     from wikigym.trainers.tiny import build_tiny_model
 
     torch.set_num_threads(1)
@@ -306,7 +319,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = work / "base"
     if not base.exists():
         build_tiny_model(
-            base, seed=args.seed, hidden_size=sizes.hidden_size, num_layers=sizes.num_layers
+            base,
+            seed=args.seed,
+            hidden_size=sizes.hidden_size,
+            num_layers=sizes.num_layers,
+            head_dim=sizes.head_dim,
+            vocab_size=sizes.vocab_size,
         )
     stages: list[dict[str, Any]] = []
 
@@ -354,29 +372,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The trained stages first: a run cut short (a loaded machine) keeps the informative ones.
     t = time.perf_counter()
     chats = compact_chats(train)
+    timings["chats"] = time.perf_counter() - t
+    t = time.perf_counter()
     sft_dir = work / "sft"
-    sft = run_sft(
-        str(base),
-        Dataset.from_list(chats),
-        sft_dir,
-        max_steps=sizes.sft_steps,
-        learning_rate=3e-3,
-        warmup_steps=20,
-        lr_scheduler_type="cosine",
-        assistant_only_loss=True,
-        batch_size=8,
-        max_length=512,
+    recipe = ColdStartRecipe(
         seed=args.seed,
-        use_cpu=True,
-        bf16=False,
+        hidden_size=sizes.hidden_size,
+        num_layers=sizes.num_layers,
+        head_dim=sizes.head_dim,
+        vocab_size=sizes.vocab_size,
+        window_steps=sizes.window_steps,
+        sft_steps=sizes.sft_steps,
     )
+    sft = sft_stages(base, chats, sft_dir, recipe)
     timings["sft"] = time.perf_counter() - t
-    history_file = sft_dir / "log_history.json"
-    sft_loss = [h for h in json.loads(history_file.read_text()) if "loss" in h]
+    sft_loss = [
+        {**h, "stage": stage}
+        for stage in ("windows", "chats")
+        if (sft_dir / stage / "log_history.json").is_file()
+        for h in json.loads((sft_dir / stage / "log_history.json").read_text())
+        if "loss" in h
+    ]
     measure("sft", sft)
     write(False)
     t = time.perf_counter()
-    grpo, history = run_grpo(sft, train, work / "grpo", steps=sizes.grpo_steps, seed=args.seed)
+    grpo, history = run_grpo(
+        sft, train, work / "grpo", steps=sizes.grpo_steps, batch=sizes.grpo_batch, seed=args.seed
+    )
     timings["grpo"] = time.perf_counter() - t
     measure("grpo", grpo)
     write(False)
@@ -397,8 +419,13 @@ def plot(
     import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot([h["step"] for h in sft_loss], [h["loss"] for h in sft_loss])
-    a.set_xlabel("SFT step")
+    offset = 0
+    for stage in ("windows", "chats"):
+        rows = [h for h in sft_loss if h.get("stage") == stage]
+        a.plot([offset + h["step"] for h in rows], [h["loss"] for h in rows], label=stage)
+        offset += max((h["step"] for h in rows), default=0)
+    a.legend()
+    a.set_xlabel("SFT step (turn windows, then whole chats)")
     a.set_ylabel("loss")
     a.set_title("SFT cold start")
     rows = [h for h in history if isinstance(h.get("reward"), float)]

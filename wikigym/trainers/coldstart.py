@@ -36,8 +36,12 @@ from wikigym.outputs import atomic_output
 from wikigym.tasks.taskset import Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
 
-COLD_START_VERSION = 2
+COLD_START_VERSION = 3
 COLD_START_MARKER = "wikigym_cold_start.json"
+
+COLD_START_RUN: dict[str, Any] = {"per_device_train_batch_size": 16}
+"""What the cpu-tiny demonstration run changes in the preset: 16 episodes a step (4 tasks x 4
+generations), so each of its 4 steps has 4 groups that can vary, not 1."""
 
 COMPACT_SYSTEM = (
     "Answer the question with the tools search(query, k), open(page, section), find(page, "
@@ -83,26 +87,38 @@ def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     try:
         for i, task in enumerate(taskset):
-            if not task.oracle:
-                continue
-            for k in SEARCH_KS:
-                replay = _replay(env, task, seed=i, search_k=k)
-                if replay is None:
-                    continue
-                messages, copied = replay
-                if copied or k == SEARCH_KS[-1]:
-                    out.append({"messages": messages, "task_id": task.task_id})
-                    break
+            chat = _shortest_chat(env, task, seed=i)
+            if chat is not None:
+                out.append({"messages": chat, "task_id": task.task_id})
     finally:
         env.close()
     return out
 
 
+def _shortest_chat(env: Any, task: Task, *, seed: int) -> list[dict[str, Any]] | None:
+    """The shortest solving replay of ``task``'s oracle that copies only what it was shown:
+    the fewest calls before its answer call (an answer is given as soon as what it cites has
+    been shown), then the smallest search result count under which every page and citation
+    was shown before it is used. None when no replay solves the task that way (a chat that
+    cites what it never saw would teach guessing)."""
+    calls = list(task.oracle)
+    if not calls or calls[-1].name != "answer":
+        return None
+    for n in range(1, len(calls)):
+        route = [*calls[:n], calls[-1]]
+        for k in SEARCH_KS:
+            replay = _replay(env, task, route, seed=seed, search_k=k)
+            if replay is not None and replay[1]:
+                return replay[0]
+    return None
+
+
 def _replay(
-    env: Any, task: Task, *, seed: int, search_k: int
+    env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int
 ) -> tuple[list[dict[str, Any]], bool] | None:
-    """The compact chat of ``task``'s oracle with ``search_k`` results per search, and whether
-    every page argument was shown before it; None when the replay does not solve the task."""
+    """The compact chat of ``calls`` (oracle calls of ``task``) with ``search_k`` results per
+    search, and whether every page and citation argument was shown before it; None when the
+    replay does not solve the task."""
     env.reset(seed=seed, options={"task_id": task.task_id})
     messages: list[dict[str, Any]] = compact_prompt(task.question)
     seen = task.question
@@ -110,12 +126,16 @@ def _replay(
     reward = 0.0
     info: dict[str, Any] = {}
     done = False
-    for call in task.oracle:
+    for call in calls:
         arguments = dict(call.arguments)
         if call.name == "search":
             arguments["k"] = search_k
         page = arguments.get("page")
-        if isinstance(page, str) and page not in seen:
+        shown = [page] if isinstance(page, str) else []
+        citations = arguments.get("citations")
+        if isinstance(citations, list):
+            shown += [f"[{c}]" for c in citations if isinstance(c, str)]
+        if any(s not in seen for s in shown):
             copied = False
         text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
         action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {text}}}</tool_call>'
@@ -135,7 +155,8 @@ def _replay(
             break
         messages.append({"role": "tool", "name": call.name, "content": obs})
         seen += "\n" + obs
-    if not done or info.get("mask") or reward <= 0:
+    outcome = (info.get("reward_components") or {}).get("outcome", reward)
+    if not done or info.get("mask") or reward <= 0 or outcome <= 0:
         return None
     return messages, copied
 
@@ -152,7 +173,11 @@ def compact_rows(spec: EnvSpec, rows: list[dict[str, Any]]) -> list[dict[str, An
 
 @dataclass(frozen=True)
 class ColdStartRecipe:
-    """What the cold-start checkpoint is built from (every field is part of the cache key)."""
+    """What the cold-start checkpoint is built from (every field is part of the cache key).
+
+    Two SFT stages: ``window_steps`` on the chats' turn windows (:func:`turn_windows`: short
+    sequences dense in what the agent copies), then ``sft_steps`` on the whole chats.
+    """
 
     seed: int = field(default=0, metadata={"help": "Seed of the weights and the data order."})
     level: str = field(default="easy", metadata={"help": "Task level the trajectories come from."})
@@ -160,15 +185,87 @@ class ColdStartRecipe:
         default=300,
         metadata={"help": "Tasks of the level synthesised on the snapshot besides the TaskSet's."},
     )
-    hidden_size: int = field(default=64, metadata={"help": "Width of the tiny model."})
+    hidden_size: int = field(default=128, metadata={"help": "Width of the tiny model."})
     num_layers: int = field(default=2, metadata={"help": "Decoder layers of the tiny model."})
-    vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary of the tokenizer."})
-    sft_steps: int = field(default=300, metadata={"help": "SFT optimizer steps."})
+    head_dim: int = field(default=32, metadata={"help": "Dimensions per attention head."})
+    vocab_size: int = field(default=1024, metadata={"help": "BPE vocabulary of the tokenizer."})
+    window_steps: int = field(
+        default=150, metadata={"help": "SFT steps on turn windows (0: none)."}
+    )
+    window_batch_size: int = field(default=64, metadata={"help": "Windows per SFT batch."})
+    sft_steps: int = field(default=150, metadata={"help": "SFT steps on whole chats."})
     learning_rate: float = field(default=3e-3, metadata={"help": "Peak SFT learning rate."})
     warmup_steps: int = field(default=20, metadata={"help": "Linear warmup, then cosine decay."})
-    batch_size: int = field(default=8, metadata={"help": "Chats per SFT batch."})
+    batch_size: int = field(default=16, metadata={"help": "Chats per SFT batch."})
     max_length: int = field(default=512, metadata={"help": "Tokens per chat (longer: cut)."})
     max_env_steps: int = field(default=8, metadata={"help": "Env step budget of the replays."})
+
+
+def turn_windows(chats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each assistant turn of ``chats`` with the least context it needs: the question, and
+    for a later turn the call before it and that call's observation (no system text).
+
+    A whole chat is ~350 tokens of which ~70 are the policy's; a window is 40-150 tokens,
+    most of them the turn itself and what it copies (the query from the question, the page
+    and citation from the last result). A tiny model learns to copy from these far sooner,
+    per CPU second, than from whole chats (measured in ``bench_learning_search``).
+    """
+    out: list[dict[str, Any]] = []
+    for chat in chats:
+        messages = chat["messages"]
+        question = next(m for m in messages if m["role"] == "user")
+        turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        for n, i in enumerate(turns):
+            context = [question] if n == 0 else [question, *messages[i - 2 : i]]
+            out.append({"messages": [*context, messages[i]], "task_id": chat.get("task_id")})
+    return out
+
+
+def sft_stages(
+    base: str | Path, chats: list[dict[str, Any]], out: Path, recipe: ColdStartRecipe
+) -> Path:
+    """The two SFT stages of ``recipe`` from ``base`` (TRL's ``SFTTrainer``, assistant turns
+    only, float32 on the CPU); returns the final checkpoint under ``out``."""
+    from datasets import Dataset
+
+    from wikigym.trainers.sft import run_sft
+
+    common: dict[str, Any] = {
+        "assistant_only_loss": True,
+        "lr_scheduler_type": "cosine",
+        "max_length": recipe.max_length,
+        "seed": recipe.seed,
+        "use_cpu": True,
+        "bf16": False,
+        "group_by_length": True,
+    }
+    model = str(base)
+    if recipe.window_steps > 0:
+        model = str(
+            run_sft(
+                model,
+                Dataset.from_list(turn_windows(chats)),
+                out / "windows",
+                max_steps=recipe.window_steps,
+                learning_rate=recipe.learning_rate,
+                warmup_steps=recipe.warmup_steps,
+                batch_size=recipe.window_batch_size,
+                **common,
+            )
+        )
+    if recipe.sft_steps <= 0:
+        return Path(model)
+    return run_sft(
+        model,
+        Dataset.from_list(chats),
+        out / "chats",
+        max_steps=recipe.sft_steps,
+        # The windows stage has already moved the weights far: a gentler second stage.
+        learning_rate=recipe.learning_rate / 3 if recipe.window_steps > 0 else recipe.learning_rate,
+        warmup_steps=min(recipe.warmup_steps, max(1, recipe.sft_steps // 10)),
+        batch_size=recipe.batch_size,
+        **common,
+    )
 
 
 def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> TaskSet:
@@ -232,9 +329,6 @@ def build_cold_start_model(
         WikigymError: ``spec`` has no TaskSet, the level has no task, or no oracle trajectory
             of the level solves its task.
     """
-    from datasets import Dataset
-
-    from wikigym.trainers.sft import run_sft
     from wikigym.trainers.tiny import build_tiny_model
 
     recipe = recipe or ColdStartRecipe()
@@ -251,7 +345,8 @@ def build_cold_start_model(
     kwargs = {**spec.kwargs, "max_steps": recipe.max_env_steps}
     print(
         f"[wikigym] building the cpu-tiny cold start once (cached in {out}): SFT of a tiny "
-        f"model on oracle trajectories of {recipe.level} tasks, {recipe.sft_steps} steps "
+        f"model on oracle trajectories of {recipe.level} tasks, {recipe.window_steps} + "
+        f"{recipe.sft_steps} steps "
         "(several minutes on 2 cores)",
         file=sys.stderr,
         flush=True,
@@ -271,22 +366,9 @@ def build_cold_start_model(
             vocab_size=recipe.vocab_size,
             hidden_size=recipe.hidden_size,
             num_layers=recipe.num_layers,
+            head_dim=recipe.head_dim,
         )
-        final = run_sft(
-            str(base),
-            Dataset.from_list(chats),
-            tmp / "sft",
-            max_steps=recipe.sft_steps,
-            learning_rate=recipe.learning_rate,
-            warmup_steps=recipe.warmup_steps,
-            lr_scheduler_type="cosine",
-            assistant_only_loss=True,
-            batch_size=recipe.batch_size,
-            max_length=recipe.max_length,
-            seed=recipe.seed,
-            use_cpu=True,
-            bf16=False,
-        )
+        final = sft_stages(base, chats, tmp / "sft", recipe)
         for f in sorted(final.iterdir()):
             f.rename(tmp / f.name)
         for sub in ("base", "sft"):

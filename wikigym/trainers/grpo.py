@@ -288,6 +288,10 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     from wikigym.trainers.diagnostics import DiagnosticsCallback
 
     preset = get_preset(cfg.preset)
+    if uses_cold_start(cfg):
+        from wikigym.trainers.coldstart import COLD_START_RUN
+
+        preset = replace(preset, **COLD_START_RUN)  # --override still wins
     if preset.name == "cpu-tiny":
         import torch
 

@@ -198,6 +198,7 @@ def run_sft(
     assistant_only_loss: bool = False,
     warmup_steps: int = 0,
     lr_scheduler_type: str = "constant",
+    group_by_length: bool = False,
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
@@ -206,7 +207,9 @@ def run_sft(
     same process (accelerate's state is process-wide) and a CPU need. ``assistant_only_loss``:
     the loss counts the assistant turns only (TRL swaps in its training chat template with
     ``{% generation %}`` markers), so a small model spends no capacity predicting
-    observations. ``warmup_steps`` and ``lr_scheduler_type``: TRL's (default: constant)."""
+    observations. ``warmup_steps`` and ``lr_scheduler_type``: TRL's (default: constant).
+    ``group_by_length``: batches of chats of similar length (less padding: on a CPU the
+    padded tokens are most of the cost when chat lengths vary)."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.grpo import load_tokenizer
@@ -229,6 +232,7 @@ def run_sft(
         warmup_steps=warmup_steps,
         assistant_only_loss=assistant_only_loss,
         dataloader_num_workers=0,
+        train_sampling_strategy="group_by_length" if group_by_length else "random",
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
     trainer.train()

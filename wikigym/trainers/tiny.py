@@ -31,6 +31,7 @@ from wikigym.errors import WikigymError
 
 RECIPE_VERSION = 1
 MARKER = "wikigym_tiny.json"
+DEFAULT_HEAD_DIM = 16
 
 SPECIAL_TOKENS: tuple[str, ...] = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 """Control tokens (special: dropped by ``decode(skip_special_tokens=True)``)."""
@@ -46,14 +47,19 @@ MARKUP_TOKENS: tuple[str, ...] = (
 """Tool and reasoning markup: single tokens, but kept in decoded text (as in Qwen3)."""
 
 
-def _recipe(seed: int, vocab_size: int, hidden_size: int, num_layers: int) -> dict[str, int]:
-    return {
+def _recipe(
+    seed: int, vocab_size: int, hidden_size: int, num_layers: int, head_dim: int
+) -> dict[str, int]:
+    recipe = {
         "recipe_version": RECIPE_VERSION,
         "seed": seed,
         "vocab_size": vocab_size,
         "hidden_size": hidden_size,
         "num_layers": num_layers,
     }
+    if head_dim != DEFAULT_HEAD_DIM:  # recorded only when set, so older markers still match
+        recipe["head_dim"] = head_dim
+    return recipe
 
 
 def build_tiny_model(
@@ -63,6 +69,7 @@ def build_tiny_model(
     vocab_size: int = 4096,
     hidden_size: int = 64,
     num_layers: int = 2,
+    head_dim: int = DEFAULT_HEAD_DIM,
 ) -> Path:
     """Build (or reuse) the tiny model and tokenizer in ``out_dir``.
 
@@ -70,8 +77,10 @@ def build_tiny_model(
         out_dir: Target directory; created atomically (built in a sibling, then renamed).
         seed: Seeds the weights (the tokenizer does not depend on it).
         vocab_size: BPE vocabulary size, special tokens included.
-        hidden_size: Model width (attention heads of 16 dimensions).
+        hidden_size: Model width (a multiple of ``head_dim``).
         num_layers: Decoder layers.
+        head_dim: Dimensions per attention head (wider heads learn to copy from the context
+            sooner: the cold start's search agent copies names from the question and results).
 
     Returns:
         ``out_dir``, a directory loadable by ``AutoModelForCausalLM.from_pretrained`` and
@@ -81,14 +90,18 @@ def build_tiny_model(
         WikigymError: ``out_dir`` exists and holds something else (or another recipe).
         ValueError: On sizes that cannot make a model.
     """
-    if hidden_size < 16 or hidden_size % 16:
-        raise ValueError(f"hidden_size must be a positive multiple of 16, got {hidden_size}")
+    if head_dim < 8 or head_dim % 8:
+        raise ValueError(f"head_dim must be a positive multiple of 8, got {head_dim}")
+    if hidden_size < head_dim or hidden_size % head_dim:
+        raise ValueError(
+            f"hidden_size must be a positive multiple of head_dim {head_dim}, got {hidden_size}"
+        )
     if num_layers < 1:
         raise ValueError(f"num_layers must be >= 1, got {num_layers}")
     if vocab_size < 512:
         raise ValueError(f"vocab_size must be >= 512 (256 bytes + merges), got {vocab_size}")
     out_dir = Path(out_dir)
-    recipe = _recipe(seed, vocab_size, hidden_size, num_layers)
+    recipe = _recipe(seed, vocab_size, hidden_size, num_layers, head_dim)
     marker = out_dir / MARKER
     if out_dir.exists():
         if marker.is_file():
@@ -110,7 +123,14 @@ def build_tiny_model(
     try:
         tokenizer = build_tokenizer(vocab_size)
         tokenizer.save_pretrained(tmp)
-        _build_model(tokenizer, tmp, seed=seed, hidden_size=hidden_size, num_layers=num_layers)
+        _build_model(
+            tokenizer,
+            tmp,
+            seed=seed,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+            head_dim=head_dim,
+        )
         (tmp / MARKER).write_text(json.dumps(recipe, sort_keys=True) + "\n", encoding="utf-8")
         if out_dir.exists():
             out_dir.rmdir()  # empty (checked above)
@@ -183,19 +203,22 @@ def build_tokenizer(vocab_size: int = 4096):  # -> PreTrainedTokenizerFast
     return fast
 
 
-def _build_model(tokenizer, out: Path, *, seed: int, hidden_size: int, num_layers: int) -> None:
+def _build_model(
+    tokenizer, out: Path, *, seed: int, hidden_size: int, num_layers: int, head_dim: int
+) -> None:
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
 
-    heads = hidden_size // 16
+    heads = hidden_size // head_dim
     config = Qwen3Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 2,
         num_hidden_layers=num_layers,
         num_attention_heads=heads,
-        num_key_value_heads=max(1, heads // 2),
-        head_dim=16,
+        # Grouped-query attention (half as many KV heads) only at the default head size.
+        num_key_value_heads=max(1, heads // 2) if head_dim == DEFAULT_HEAD_DIM else heads,
+        head_dim=head_dim,
         max_position_embeddings=8192,
         tie_word_embeddings=True,
         bos_token_id=None,
