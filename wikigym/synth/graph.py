@@ -439,6 +439,7 @@ class KnowledgeGraph:
         used = sorted(set(np.unique(kind_codes).tolist()) - {-1})
         self.kind_members = KindMembers(self, [kind_names[c] for c in used])
         self._measured: dict[str, frozenset[int]] = {}
+        self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -718,6 +719,41 @@ class KnowledgeGraph:
         ka, kb = pairs(rows_a[both_a]), pairs(rows_b[both_b])
         hit = ka[kb[np.minimum(np.searchsorted(kb, ka), len(kb) - 1)] == ka] if len(kb) else ka[:0]
         return frozenset((hit >> 32).tolist())
+
+    def functional(self, relation: str) -> bool:
+        """Whether every subject of ``relation`` has at most one fact under it (one numpy
+        pass over its (relation, subject)-sorted rows; kept once computed)."""
+        key = ("functional", relation)
+        got = self._relation_stats.get(key)
+        if got is None:
+            i = self._rel_index.get(relation)
+            got = True
+            if i is not None:
+                fb = self._fwd_bounds
+                s = self.subj[self.fwd_rows[fb[i] : fb[i + 1]]]
+                got = not bool(np.any(s[1:] == s[:-1]))
+            self._relation_stats[key] = got
+        return bool(got)
+
+    def object_kind(self, relation: str) -> str | None:
+        """The commonest kind among the entity objects of ``relation``'s facts (ties: the
+        kind name first in order; kept once computed)."""
+        key = ("object_kind", relation)
+        if key not in self._relation_stats:
+            i = self._rel_index.get(relation)
+            best: str | None = None
+            if i is not None:
+                fb = self._fwd_bounds
+                o = self.obj[self.fwd_rows[fb[i] : fb[i + 1]]]
+                k = self._kind_codes[o[o >= 0]]
+                names = self.kinds.names
+                counts = np.bincount(k[k >= 0], minlength=len(names))
+                counts[[c for c, name in enumerate(names) if not name]] = 0
+                if len(counts) and counts.max() > 0:
+                    best = min(names[c] for c in np.flatnonzero(counts == counts.max()).tolist())
+            self._relation_stats[key] = best
+        got = self._relation_stats[key]
+        return got if isinstance(got, str) else None
 
     def measured_subjects(self, relation: str) -> frozenset[int]:
         """Subjects with a measured ``relation`` fact (kept once built: one per relation)."""
