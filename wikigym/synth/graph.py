@@ -18,7 +18,7 @@ import ctypes
 import math
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -440,6 +440,7 @@ class KnowledgeGraph:
         self.kind_members = KindMembers(self, [kind_names[c] for c in used])
         self._measured: dict[str, frozenset[int]] = {}
         self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
+        self._least: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -599,10 +600,12 @@ class KnowledgeGraph:
         """The objects of every entity in ``subjects`` under ``relation`` (one numpy pass
         over their out rows; other items are ignored)."""
         code = self._rel_index.get(relation)
-        ids = np.fromiter(
-            (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
-            dtype=np.int64,
-        )
+        ids = self._entity_codes(subjects)
+        if ids is None:
+            ids = np.fromiter(
+                (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
+                dtype=np.int64,
+            )
         if code is None or not len(ids):
             return set()
         off = self.out_rows._offsets
@@ -613,15 +616,27 @@ class KnowledgeGraph:
         """The subjects that have some item of ``objects`` under ``relation`` (one numpy
         pass; items not in the graph are ignored)."""
         i = self._rel_index.get(relation)
-        codes = np.fromiter(
-            (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
-        )
+        codes = self._entity_codes(objects)
+        if codes is None:  # some literal keys among them: encode one by one
+            codes = np.fromiter(
+                (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
+            )
         if i is None or not len(codes):
             return set()
         rs = self._inverse[relation]
         seg = self.inv_obj[rs._lo : rs._hi]
         a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
         return set(self.inv_subj[rs._lo + _spans(a, b)].tolist())
+
+    def _entity_codes(self, items: Iterable[object]) -> np.ndarray | None:
+        """The entities among ``items`` as codes when every item is an ``int`` (those outside
+        the graph dropped), else None."""
+        items = items if isinstance(items, Collection) else list(items)
+        # fromiter would also take "12", 1.5 or True: only plain ints take this path.
+        if not all(type(x) is int for x in items):
+            return None
+        ids = np.fromiter(items, dtype=np.int64, count=len(items))
+        return ids[(ids >= 0) & (ids < self.n_nodes)]
 
     def _decode(self, codes: np.ndarray) -> set[int | str]:
         keys = self.lit_keys
@@ -754,6 +769,29 @@ class KnowledgeGraph:
             self._relation_stats[key] = best
         got = self._relation_stats[key]
         return got if isinstance(got, str) else None
+
+    def least_measures(self, relation: str, entities: np.ndarray) -> np.ndarray:
+        """The least ``relation`` measure of each of ``entities`` (NaN: none), looked up in
+        the relation's measured subjects (their least measures kept once computed)."""
+        got = self._least.get(relation)
+        if got is None:
+            i = self._rel_index.get(relation)
+            if i is None:
+                got = (np.zeros(0, dtype=self.subj.dtype), np.zeros(0))
+            else:
+                b = self._range_bounds
+                subj, vals = self.range_subj[b[i] : b[i + 1]], self.range_vals[b[i] : b[i + 1]]
+                # Sorted by measure: a subject's first position holds its least measure.
+                uniq, first = np.unique(subj, return_index=True)
+                got = (uniq, vals[first])
+            self._least[relation] = got
+        subj, vals = got
+        out = np.full(len(entities), np.nan)
+        if len(subj):
+            j = np.minimum(np.searchsorted(subj, entities), len(subj) - 1)
+            hit = subj[j] == entities
+            out[hit] = vals[j[hit]]
+        return out
 
     def measured_subjects(self, relation: str) -> frozenset[int]:
         """Subjects with a measured ``relation`` fact (kept once built: one per relation)."""

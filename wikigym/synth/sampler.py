@@ -19,6 +19,7 @@ import numpy as np
 
 from wikigym.synth.evaluate import Evaluator, number_key, same_object
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
     CENTURY_PARTS,
@@ -38,6 +39,7 @@ from wikigym.synth.query import (
     Union,
     Value,
     forms_of,
+    measures,
 )
 from wikigym.synth.templates import comparable, negated_clauses, relation_text
 from wikigym.synth.values import number_span, year_span
@@ -145,7 +147,7 @@ class Sampler:
         that the others make redundant is dropped, so its hop count is the effective one."""
         self.ev.reset()
         d = self._draft(level, form, want_yes)
-        if d is None:
+        if d is None or not structure_can_meet(level, measures(d.root)):
             return None
         wanted = (lambda n: form in forms_of(n)) if form in SPECIAL_FORMS else None
         root = minimize(d.root, self.ev, prefer=wanted)
