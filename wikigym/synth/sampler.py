@@ -478,7 +478,9 @@ class Sampler:
             return goal(c) if goal is not None else len(c) == 1
 
         if depth == 1 and shape.special == "wide":
-            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok)
+            return self._wide(
+                e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None
+            )
         special = shape.special if top and shape.special != "wide" else None
         literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
@@ -511,8 +513,9 @@ class Sampler:
             if e not in cand:
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
+                fixed = (main, cand, row)
                 got_wide = self._wide(
-                    e, kind, kind_set, visited, shape, skip_rel, ok, (main, cand, row)
+                    e, kind, kind_set, visited, shape, skip_rel, ok, fixed, unique=goal is None
                 )
                 if got_wide is not None:
                     return got_wide
@@ -557,11 +560,14 @@ class Sampler:
         skip_rel: str | None,
         ok: Goal,
         fixed: tuple[Node, frozenset[int], int] | None = None,
+        unique: bool = False,
     ) -> tuple[Node, frozenset[int]] | None:
         """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
         first), none of which identifies it alone and none redundant. With ``fixed`` (a
         constraint, its set, its fact row), that constraint is one of them: the answer's
-        own chain, so the question keeps its hops."""
+        own chain, so the question keeps its hops. ``unique``: ``ok`` accepts exactly the
+        set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
+        before its combinations are tried."""
         g = self.g
         leaves: list[tuple[Node, frozenset[int], str]] = []
         for r, is_subj in self._edges(e, visited, entity_only=False):
@@ -578,6 +584,12 @@ class Sampler:
             by_rel.setdefault(leaf[2], leaf)
         pool = list(by_rel.values())[:WIDE_POOL]
         base = [] if fixed is None else [(fixed[0], fixed[1], "")]
+        if unique and pool:
+            # A combination's set holds the set of all of them: when that one is not {e},
+            # no combination can identify e.
+            every = sorted((c[1] for c in base + pool), key=len)
+            if len(every[0].intersection(*every[1:])) > 1:
+                return None
         # The first combination (in a fixed order) that identifies e and needs every member.
         for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
             for combo in itertools.combinations(range(len(pool)), size):
