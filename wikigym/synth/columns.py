@@ -30,7 +30,8 @@ def index_dtype(top: int) -> type[np.signedinteger]:
 
 
 class Strings(Sequence[str]):
-    """Strings as one UTF-8 blob and int64 offsets: about len + 8 bytes each.
+    """Strings as one UTF-8 blob and offsets (int32 below 2 GiB of text, else int64): about
+    len + 4 bytes each.
 
     Args:
         data: The concatenated UTF-8 bytes.
@@ -41,7 +42,7 @@ class Strings(Sequence[str]):
 
     def __init__(self, data: bytes, offsets: np.ndarray) -> None:
         self._data = data
-        self._offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self._offsets = np.ascontiguousarray(offsets, dtype=index_dtype(len(data)))
         self._mv = mv(self._offsets)
 
     @classmethod
@@ -192,11 +193,13 @@ class Measures(Sequence[float | None]):
 class Lists(Sequence[tuple[str, ...]]):
     """Tuples of strings stored flat: item ``i`` is ``strings[o[i]:o[i + 1]]``."""
 
-    __slots__ = ("_mv", "_strings")
+    __slots__ = ("_mv", "_offsets", "_strings")
 
     def __init__(self, strings: Strings, offsets: np.ndarray) -> None:
         self._strings = strings
-        self._mv = mv(np.asarray(offsets, dtype=np.int64))
+        top = int(offsets[-1]) if len(offsets) else 0
+        self._offsets = np.ascontiguousarray(offsets, dtype=index_dtype(top))
+        self._mv = mv(self._offsets)
 
     @classmethod
     def from_arrow(cls, array: pa.Array | pa.ChunkedArray) -> Lists:
@@ -216,10 +219,10 @@ class Lists(Sequence[tuple[str, ...]]):
         return len(self._mv) - 1
 
     def offsets(self) -> np.ndarray:
-        return np.frombuffer(self._mv, dtype=np.int64)
+        return self._offsets
 
     def nbytes(self) -> int:
-        return self._strings.nbytes() + self._mv.nbytes
+        return self._strings.nbytes() + self._offsets.nbytes
 
     def __getitem__(self, i: int) -> tuple[str, ...]:  # type: ignore[override]
         mv, s = self._mv, self._strings

@@ -18,14 +18,17 @@ import ctypes
 import math
 import re
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from wikigym.corpora.manifest import TABLE_FILES
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
@@ -186,12 +189,14 @@ def _as_int(x: object) -> int | None:
 
 
 class RowIndex(Mapping[int, tuple[int, ...]]):
-    """entity -> its fact rows (in fact order): offsets per entity into an order of rows."""
+    """entity -> its fact rows (in fact order): offsets per entity into an order of rows
+    (``order`` None: the rows are already in entity order, so the order is the identity
+    and is not stored)."""
 
-    def __init__(self, order: np.ndarray, offsets: np.ndarray) -> None:
+    def __init__(self, order: np.ndarray | None, offsets: np.ndarray) -> None:
         self._order = order
         self._offsets = offsets
-        self._o = mv(order)
+        self._o = mv(order) if order is not None else None
         self._off = mv(offsets)
         self._n = len(offsets) - 1
 
@@ -200,7 +205,23 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         if e is None or not 0 <= e < self._n:
             return default
         a, b = self._off[e], self._off[e + 1]
-        return tuple(self._o[a:b]) if b > a else default
+        if b <= a:
+            return default
+        return tuple(self._o[a:b]) if self._o is not None else tuple(range(a, b))
+
+    def rows_of(self, entity: int) -> Sequence[int]:
+        """The rows of ``entity`` (a valid node id) as a sequence."""
+        a, b = self._off[entity], self._off[entity + 1]
+        return self._o[a:b] if self._o is not None else range(a, b)
+
+    def rows_of_all(self, entities: np.ndarray) -> np.ndarray:
+        """The rows of every entity in ``entities`` (valid node ids), concatenated."""
+        off = self._offsets
+        spans = _spans(off[entities], off[entities + 1])
+        return self._order[spans] if self._order is not None else spans
+
+    def nbytes(self) -> int:
+        return self._offsets.nbytes + (self._order.nbytes if self._order is not None else 0)
 
     def __getitem__(self, key: int) -> tuple[int, ...]:
         got = self.get(key, None)
@@ -233,8 +254,8 @@ class RelationRows(Mapping[int, tuple[int, ...]]):
         g = self._g
         if e is None or not 0 <= e < g.n_nodes:
             return default
-        off, rel, code = g.out_off, g.f_rel_codes, self._code
-        got = tuple(r for r in g.out_order[off[e] : off[e + 1]] if rel[r] == code)
+        rel, code = g.f_rel_codes, self._code
+        got = tuple(r for r in g.out_rows.rows_of(e) if rel[r] == code)
         return got if got else default
 
     def __getitem__(self, key: int) -> tuple[int, ...]:
@@ -481,17 +502,19 @@ class KnowledgeGraph:
         rows_dt = index_dtype(m)
         rel_bounds = np.arange(n_rel + 1)
         # entity -> rows out (subject) and in (entity object), rows in fact order.
-        order = np.argsort(self.subj, kind="stable").astype(rows_dt)
-        off = np.zeros(n + 1, dtype=np.int64)
+        # Facts come article by article, so their subjects are usually in order already:
+        # then the order is the identity and is not stored (4 bytes a fact).
+        in_order = bool(np.all(self.subj[1:] >= self.subj[:-1]))
+        order = None if in_order else np.argsort(self.subj, kind="stable").astype(rows_dt)
+        off = np.zeros(n + 1, dtype=rows_dt)
         np.cumsum(np.bincount(self.subj, minlength=n), out=off[1:])
         self.out_rows = RowIndex(order, off)
         self.n_nodes = n
-        self.out_order, self.out_off = mv(order), mv(off)
         self.f_rel_codes = mv(self.rel)
         ent_rows = np.flatnonzero(self.obj >= 0).astype(rows_dt)
         ent_obj = self.obj[ent_rows]
         order = ent_rows[np.argsort(ent_obj, kind="stable")]
-        off = np.zeros(n + 1, dtype=np.int64)
+        off = np.zeros(n + 1, dtype=rows_dt)
         np.cumsum(np.bincount(ent_obj, minlength=n), out=off[1:])
         self.in_rows = RowIndex(order, off)
         del ent_rows, ent_obj
@@ -608,8 +631,7 @@ class KnowledgeGraph:
             )
         if code is None or not len(ids):
             return set()
-        off = self.out_rows._offsets
-        rows = self.out_rows._order[_spans(off[ids], off[ids + 1])]
+        rows = self.out_rows.rows_of_all(ids)
         return self._decode(np.unique(self.obj[rows[self.rel[rows] == code]]))
 
     def subjects_of_all(self, relation: str, objects: Iterable[object]) -> set[int]:
@@ -811,12 +833,12 @@ class KnowledgeGraph:
             self.fid, self.subj, self.rel, self.obj, self.val, self.pid, self.fwd_rows,
             self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
             self.key_surf_val, self.key_alias_val, self.key_measure, self._kind_codes,
-            self.val_measure, self.out_rows._order, self.out_rows._offsets,
-            self.in_rows._order, self.in_rows._offsets,
+            self.val_measure,
         ]  # fmt: skip
         strings: list[Strings | Lists] = [self.titles, self.lit_keys, self.val_surfaces]
         strings += [self.redirects, self.val_aliases]
-        return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings)
+        rows = self.out_rows.nbytes() + self.in_rows.nbytes()
+        return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings) + rows
 
 
 # ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
@@ -842,34 +864,42 @@ def _where(source: str) -> str:
 
 
 class _PassageDocs:
-    """passage_id -> doc id of the snapshot's passages, read in chunks into one array
-    (-1: a passage without a doc id, ``_MISSING``: no such passage)."""
+    """passage_id -> doc id of the snapshot's passages, in one int32 array (-1: a passage
+    without a doc id, ``_MISSING``: no such passage).
+
+    Read straight from the passages table's two id columns in Arrow batches, not through
+    DuckDB: the allocator DuckDB scans with keeps what the scan freed (tens of MB per
+    million passages), which would stay resident beside the graph."""
 
     def __init__(self, snapshot: Snapshot) -> None:
-        span = snapshot.sql(
-            "SELECT min(passage_id) AS lo, max(passage_id) AS hi, count(*) AS n FROM passages"
-        ).to_pylist()[0]
-        n = int(span["n"] or 0)
-        lo, hi = (int(span["lo"]), int(span["hi"])) if n else (0, -1)
+        table = pq.ParquetFile(Path(snapshot.path) / TABLE_FILES["passages"])
+        lo, hi, n = 0, -1, 0
+        for batch in table.iter_batches(batch_size=CHUNK_FACTS, columns=["passage_id"]):
+            ids = batch.column(0).drop_null()
+            if len(ids):
+                mm = pc.min_max(ids)
+                a, b = int(mm["min"].as_py()), int(mm["max"].as_py())
+                lo, hi = (a, b) if not n else (min(lo, a), max(hi, b))
+                n += len(ids)
         self._base = lo
         self._dense = n == 0 or hi - lo + 1 <= 2 * n + 1024
-        ids, docs = [], []
-        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // max(n, 1)))
-        for start in range(lo, hi + 1, step):
-            t = snapshot.sql(
-                "SELECT passage_id, doc_id FROM passages WHERE passage_id >= ?"
-                " AND passage_id < ? ORDER BY passage_id",
-                [start, start + step],
-            )
-            ids.append(t.column("passage_id").to_numpy())
-            docs.append(t.column("doc_id").fill_null(-1).to_numpy().astype(np.int64))
-        pid = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-        doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
-        if self._dense:
-            self._docs = np.full(max(hi - lo + 1, 0), _MISSING, dtype=np.int64)
-            self._docs[pid - lo] = doc
-        else:
-            self._ids, self._docs = pid, doc
+        size = max(hi - lo + 1, 0) if self._dense else n
+        self._docs = np.full(size, _MISSING, dtype=np.int32)
+        ids_all = np.zeros(0 if self._dense else n, dtype=np.int64)
+        at = 0
+        for batch in table.iter_batches(batch_size=CHUNK_FACTS, columns=["passage_id", "doc_id"]):
+            keep = batch.column(0).is_valid()
+            pid = batch.column(0).filter(keep).to_numpy()
+            doc = batch.column(1).filter(keep).fill_null(-1).to_numpy()
+            if self._dense:
+                self._docs[pid - lo] = doc
+            else:
+                ids_all[at : at + len(pid)] = pid
+                self._docs[at : at + len(pid)] = doc
+                at += len(pid)
+        if not self._dense:
+            order = np.argsort(ids_all, kind="stable")
+            self._ids, self._docs = ids_all[order], self._docs[order]
 
     def docs(self, pids: np.ndarray, valid: np.ndarray) -> np.ndarray:
         """The doc ids of ``pids`` (``_MISSING`` where not ``valid`` or not a passage)."""
@@ -937,7 +967,7 @@ def _articles(
         uniq, last = np.unique(rev, return_index=True)
         inside = uniq < n
         kinds[uniq[inside]] = obj_codes[oi[::-1][last[inside]]]
-    return titles, redirects, kinds, names
+    return titles, redirects, kinds.astype(np.int16 if len(names) < 2**15 else np.int32), names
 
 
 @dataclass(slots=True)

@@ -478,9 +478,7 @@ class Sampler:
             return goal(c) if goal is not None else len(c) == 1
 
         if depth == 1 and shape.special == "wide":
-            return self._wide(
-                e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None
-            )
+            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None)
         special = shape.special if top and shape.special != "wide" else None
         literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
