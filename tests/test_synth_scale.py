@@ -169,3 +169,20 @@ def test_same_config_and_seed_give_the_same_bytes_in_any_process(
     a = _generate(world, tmp_path / "a.jsonl", "1")
     b = _generate(world, tmp_path / "b.jsonl", "987")
     assert a == b and a.count(b'"level": "phd"') + a.count(b'"level":"phd"') >= 1
+
+
+def test_relation_kind_is_the_one_kind_of_every_entity_on_that_side(g: KnowledgeGraph) -> None:
+    outcomes = set()
+    for rel in g.relations():
+        rows = [r for s in g.fwd[rel] for r in g.fwd[rel][s]]
+        subjects = {g.kinds[g.f_subj[r]] for r in rows}
+        objects = {g.kinds[o] for r in rows if isinstance(o := g.f_obj[r], int)}
+        for side, kinds in (("subject", subjects), ("object", objects)):
+            want = next(iter(kinds)) if len(kinds) == 1 else None
+            assert g.relation_kind(rel, side) == want, (rel, side)
+            outcomes.add(want is None)
+            if want is not None:  # such a set needs no filtering by its kind
+                ents = {g.f_subj[r] if side == "subject" else g.f_obj[r] for r in rows}
+                assert {x for x in ents if isinstance(x, int)} <= g.members(want)
+    assert outcomes == {True, False}
+    assert g.relation_kind("no_such_relation", "subject") is None

@@ -462,6 +462,7 @@ class KnowledgeGraph:
         self._measured: dict[str, frozenset[int]] = {}
         self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
         self._least: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._relation_kind: dict[tuple[str, str], str | None] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -791,6 +792,24 @@ class KnowledgeGraph:
             self._relation_stats[key] = best
         got = self._relation_stats[key]
         return got if isinstance(got, str) else None
+
+    def relation_kind(self, relation: str, side: str) -> str | None:
+        """The one kind that every subject (``side="subject"``) or every entity object
+        (``side="object"``) of ``relation`` has, or None (several kinds, or some entity
+        without one). A set of such entities needs no filtering by that kind."""
+        key = (side, relation)
+        if key not in self._relation_kind:
+            i = self._rel_index.get(relation)
+            one: str | None = None
+            if i is not None:
+                fb = self._fwd_bounds
+                rows = self.fwd_rows[fb[i] : fb[i + 1]]
+                ents = self.subj[rows] if side == "subject" else self.obj[rows]
+                codes = np.unique(self._kind_codes[ents[ents >= 0]])
+                if len(codes) == 1 and codes[0] >= 0:
+                    one = self.kinds.names[int(codes[0])]
+            self._relation_kind[key] = one
+        return self._relation_kind[key]
 
     def least_measures(self, relation: str, entities: np.ndarray) -> np.ndarray:
         """The least ``relation`` measure of each of ``entities`` (NaN: none), looked up in

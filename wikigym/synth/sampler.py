@@ -436,6 +436,27 @@ class Sampler:
             picked.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
         return picked
 
+    def _of_kind(
+        self,
+        found: frozenset[int],
+        relation: str,
+        subjects: bool,
+        kind: str | None,
+        kind_set: frozenset[int] | None,
+    ) -> frozenset[int]:
+        """``found`` (subjects of ``relation`` when ``subjects``, else its entity objects)
+        restricted to ``kind_set``, the members of ``kind``: without intersecting when every
+        such entity of the relation has that kind (the usual case; an intersection with a
+        kind of 10^5 members costs milliseconds)."""
+        if kind_set is None:
+            return found
+        if (
+            kind is not None
+            and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
+        ):
+            return found
+        return found & kind_set
+
     def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, frozenset[int]]:
         """A one-hop constraint from a fact of the described entity, and its set."""
         g = self.g
@@ -507,7 +528,7 @@ class Sampler:
                     if is_subj
                     else frozenset(x for x in g.objects(rel, other) if isinstance(x, int))
                 )
-            cand = main_set & kind_set if kind_set is not None else main_set
+            cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
             if e not in cand:
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
@@ -572,7 +593,7 @@ class Sampler:
             if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
-            alone = s_ & kind_set if kind_set is not None else s_
+            alone = self._of_kind(s_, g.f_rel[r], is_subj, kind, kind_set)
             if e in alone and len(alone) >= 2:
                 leaves.append((node, alone, g.f_rel[r]))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
@@ -680,7 +701,7 @@ class Sampler:
             if g.f_rel[r] in used_rels:
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
-            alone = s_ & kind_set if kind_set is not None else s_
+            alone = self._of_kind(s_, g.f_rel[r], is_subj, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
         if wide:
             leaves.sort(key=lambda t: -len(t[1]))
