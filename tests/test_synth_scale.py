@@ -78,6 +78,7 @@ def test_projections_take_the_slow_path_for_anything_but_plain_ints(g: Knowledge
     want = set(g.subjects(rel, key))
     # A str, float or bool must never be read as an entity id by the numpy fast path.
     assert g.subjects_of_all(rel, [key, 1.0, True]) == want
+    assert g.objects_of_all(rel, [10**30, -1]) == set()  # past int64: dropped, no error
     digits = next((k for k in g.lit_keys if k.isdigit()), None)
     if digits is not None and int(digits) < g.n_nodes:
         assert g.objects_of_all(rel, [digits]) == set()

@@ -658,7 +658,10 @@ class KnowledgeGraph:
         # fromiter would also take "12", 1.5 or True: only plain ints take this path.
         if not all(type(x) is int for x in items):
             return None
-        ids = np.fromiter(items, dtype=np.int64, count=len(items))
+        try:
+            ids = np.fromiter(items, dtype=np.int64, count=len(items))
+        except OverflowError:  # an int past 64 bits: not a node, left to the slow path
+            return None
         return ids[(ids >= 0) & (ids < self.n_nodes)]
 
     def _decode(self, codes: np.ndarray) -> set[int | str]:
