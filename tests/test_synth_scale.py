@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import wikigym.synth.graph as graph_mod
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
 from wikigym.synth.columns import Lists, Strings
@@ -187,3 +188,21 @@ def test_relation_kind_is_the_one_kind_of_every_entity_on_that_side(g: Knowledge
                 assert {x for x in ents if isinstance(x, int)} <= g.members(want)
     assert outcomes == {True, False}
     assert g.relation_kind("no_such_relation", "subject") is None
+
+
+def test_kept_range_sets_are_the_same_sets(
+    g: KnowledgeGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(graph_mod, "_CACHE_MIN", 10)  # this small world's sets are kept too
+    rel = max(g.relations(), key=lambda r: len(g.measured_subjects(r)))
+    rows = [r for s in g.fwd[rel] for r in g.fwd[rel][s]]
+    vals = sorted(m for r in rows if (m := g.f_measure[r]) is not None)
+    lo, hi = vals[0], vals[len(vals) * 3 // 4]
+
+    def direct(a: float, b: float) -> set[int]:
+        return {g.f_subj[r] for r in rows if (m := g.f_measure[r]) is not None and a <= m <= b}
+
+    first = g.in_range(rel, lo, hi)
+    assert len(first) >= 10 and first == direct(lo, hi)
+    assert g.in_range(rel, lo, hi) is first  # kept: the same set, not rebuilt
+    assert g.in_range(rel, lo, lo) == direct(lo, lo)  # another span, another set

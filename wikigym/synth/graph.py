@@ -463,6 +463,8 @@ class KnowledgeGraph:
         self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
         self._least: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._relation_kind: dict[tuple[str, str], str | None] = {}
+        self._ranges: dict[tuple[int, int], frozenset[int]] = {}
+        self._ranges_held = 0
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -688,7 +690,19 @@ class KnowledgeGraph:
         values = self.range_vals[b0:b1]
         a = int(np.searchsorted(values, lo, side="left"))
         b = int(np.searchsorted(values, hi, side="right"))
-        return frozenset(self.range_subj[b0 + a : b0 + b].tolist())
+        # Spans repeat (decades, centuries, round numbers): large sets are kept, keyed by
+        # the rows they cover, within the same bound as the subject sets.
+        key = (b0 + a, b0 + b)
+        got = self._ranges.get(key)
+        if got is None:
+            got = frozenset(self.range_subj[b0 + a : b0 + b].tolist())
+            if b - a >= _CACHE_MIN:
+                self._ranges_held += b - a
+                if self._ranges_held > _CACHE_CAP:  # bounded: start afresh rather than grow
+                    self._ranges.clear()
+                    self._ranges_held = b - a
+                self._ranges[key] = got
+        return got
 
     def members(self, kind: str) -> frozenset[int]:
         """Entities of ``kind`` (built on first use, then kept: there are few kinds)."""
