@@ -15,7 +15,7 @@ import pytest
 import wikigym.synth.graph as graph_mod
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
-from wikigym.synth.columns import Lists, Strings
+from wikigym.synth.columns import BlockInts, Lists, Strings
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph, RowIndex
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
@@ -206,3 +206,22 @@ def test_kept_range_sets_are_the_same_sets(
     assert len(first) >= 10 and first == direct(lo, hi)
     assert g.in_range(rel, lo, hi) is first  # kept: the same set, not rebuilt
     assert g.in_range(rel, lo, lo) == direct(lo, lo)  # another span, another set
+
+
+def test_block_ints_round_trip_and_decline_wide_blocks() -> None:
+    rng = np.random.default_rng(0)
+    ids = np.cumsum(rng.integers(1, 40, 1000)).astype(np.int32)  # climbing, gaps < 40
+    packed = BlockInts.pack(ids)
+    assert packed is not None and packed.nbytes() < ids.nbytes * 0.6
+    assert packed.to_numpy().tolist() == ids.tolist() == [packed[i] for i in range(len(ids))]
+    assert packed[-1] == int(ids[-1]) and len(packed) == len(ids)
+    wide = ids.copy()
+    wide[300] = 2**20  # one block spans more than 2^16
+    assert BlockInts.pack(wide) is None
+    assert BlockInts.pack(np.zeros(0, dtype=np.int32)) is not None
+
+
+def test_the_graph_packs_fact_and_passage_ids(g: KnowledgeGraph) -> None:
+    assert isinstance(g.f_id, BlockInts) and isinstance(g.f_pid, BlockInts)
+    assert [g.fact(i).fact_id for i in range(len(g.f_id))] == g.fid.tolist()
+    assert g.fid.dtype.itemsize == 4 and bool(np.all(np.diff(g.fid) > 0))

@@ -33,6 +33,7 @@ from wikigym.corpora.snapshot import Snapshot
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
 from wikigym.synth.columns import (
+    BlockInts,
     Codes,
     Lists,
     Measures,
@@ -167,6 +168,12 @@ class FactRow:
 _NONE: tuple[int, ...] = ()
 _CACHE_MIN = 512  # subject sets at least this large are kept once built
 _CACHE_CAP = 4_000_000  # members of the kept sets at most (then the cache starts afresh)
+
+
+def _packed(values: np.ndarray) -> BlockInts | np.ndarray:
+    """``values`` as block offsets when they pack, else as they are."""
+    got = BlockInts.pack(values)
+    return got if got is not None else values
 
 
 def _spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -472,15 +479,16 @@ class KnowledgeGraph:
         self.relation_names = relation_names
         self._rel_index = {r: i for i, r in enumerate(relation_names)}
         # Fact columns (rows in fact order).
-        self.fid = facts["fact_id"]
+        # Fact ids and passage ids climb with the rows: 2 bytes a row as block offsets.
+        self._fid = _packed(facts["fact_id"])
         self.subj = facts["subject"]
         self.rel = facts["relation"]
         self.obj = facts["object"]
         self.val = facts["value"]
-        self.pid = facts["passage_id"]
-        self.f_id = mv(self.fid)
+        self._pid = _packed(facts["passage_id"])
+        self.f_id: Sequence[int] = self._fid if isinstance(self._fid, BlockInts) else mv(self._fid)
         self.f_subj = mv(self.subj)
-        self.f_pid = mv(self.pid)
+        self.f_pid: Sequence[int] = self._pid if isinstance(self._pid, BlockInts) else mv(self._pid)
         self.f_rel = Names(self.rel, relation_names)
         self.f_obj = Nodes(self.obj, values.keys)
         self.f_surface = Through(self.val, values.surfaces)
@@ -488,6 +496,16 @@ class KnowledgeGraph:
         self.f_measure = Measures(values.measure, self.val)
         self._obj_mv = mv(self.obj)
         self._index(values)
+
+    @property
+    def fid(self) -> np.ndarray:
+        """The fact id of every row (one array, decoded on each call)."""
+        return self._fid.to_numpy() if isinstance(self._fid, BlockInts) else self._fid
+
+    @property
+    def pid(self) -> np.ndarray:
+        """The passage id of every row (one array, decoded on each call)."""
+        return self._pid.to_numpy() if isinstance(self._pid, BlockInts) else self._pid
 
     # ---- building ------------------------------------------------------------------
     @classmethod
@@ -865,8 +883,10 @@ class KnowledgeGraph:
 
     def nbytes(self) -> int:
         """Bytes held by the graph's arrays and strings (the members cache aside)."""
+        packed = [c for c in (self._fid, self._pid) if isinstance(c, BlockInts)]
+        plain = [c for c in (self._fid, self._pid) if isinstance(c, np.ndarray)]
         arrays = [
-            self.fid, self.subj, self.rel, self.obj, self.val, self.pid, self.fwd_rows,
+            *plain, self.subj, self.rel, self.obj, self.val, self.fwd_rows,
             self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
             self.key_surf_val, self.key_alias_val, self.key_measure, self._kind_codes,
             self.val_measure,
@@ -874,7 +894,8 @@ class KnowledgeGraph:
         strings: list[Strings | Lists] = [self.titles, self.lit_keys, self.val_surfaces]
         strings += [self.redirects, self.val_aliases]
         rows = self.out_rows.nbytes() + self.in_rows.nbytes()
-        return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings) + rows
+        held = sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings) + rows
+        return held + sum(c.nbytes() for c in packed)
 
 
 # ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
