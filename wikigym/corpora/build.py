@@ -22,7 +22,6 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -104,7 +103,7 @@ class BuildConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     batch_pages: int = 64
     batch_chars: int = 256 * 1024
-    duckdb_memory: str = "256MB"
+    duckdb_memory: str = "128MB"
     partition_titles: int = PARTITION_TITLES
     language: str = "auto"
 
@@ -506,12 +505,11 @@ def build_snapshot(
                 f"({report.pages_read} pages, {report.pages_skipped} skipped); "
                 "check the --format and the files"
             )
-        # Tantivy's commit and merge (its own threads) and DuckDB's resolution touch
-        # different files: run them at the same time.
-        with ThreadPoolExecutor(1, thread_name_prefix="wikigym-index") as pool:
-            index_done = pool.submit(writers.index.close)
-            _resolve(tmp, config, report)
-            layout = index_done.result()
+        # Tantivy's last commit and merges, then DuckDB's resolution, one after the other:
+        # together they held the writer heap and the resolution's memory at once (the
+        # build's peak); apart, the peak is the larger of the two.
+        layout = writers.index.close()
+        _resolve(tmp, config, report)
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}

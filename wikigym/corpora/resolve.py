@@ -102,26 +102,15 @@ class Resolver:
     def _staged(self, name: str) -> duckdb.DuckDBPyRelation:
         return self.con.read_parquet(str(self.stage / f"{name}.parquet"))
 
-    def _split(self, rel: duckdb.DuckDBPyRelation, key: str, name: str) -> None:
-        """Write ``rel`` as ``name/part=P/*.parquet`` by the hash of column ``key``."""
-        self.con.execute("DROP VIEW IF EXISTS split_input")
-        rel.create_view("split_input")
-        columns = ", ".join(f'"{c}"' for c in rel.columns)
-        # $parts is a value; the column names are ours (the staged schemas), never input.
-        self.con.sql(
-            f'SELECT {columns}, hash("{key}") % $parts AS part FROM split_input',
-            params={"parts": self.parts},
-        ).write_parquet(str(self.work / name), partition_by=["part"], write_partition_columns=False)
-        self.con.execute("DROP VIEW split_input")
+    def _view(self, view: str, rel: duckdb.DuckDBPyRelation, key: str, part: int) -> None:
+        """Make ``view`` the rows of ``rel`` whose ``key`` falls in partition ``part``.
 
-    def _view(self, view: str, name: str, part: int, empty: str) -> None:
-        """Make ``view`` the rows of partition ``part`` of ``name`` (``empty`` if none)."""
-        files = sorted((self.work / name / f"part={part}").glob("*.parquet"))
+        A filtered scan per partition: the inputs are read ``P`` times, but nothing but the
+        partition's join is held (DuckDB's partitioned writes buffer every partition).
+        """
         self.con.execute(f"DROP VIEW IF EXISTS {view}")
-        if files:
-            self.con.read_parquet([str(f) for f in files]).create_view(view)
-        else:
-            self.con.sql(empty).create_view(view)
+        # The column names are ours (the staged schemas) and the numbers ints: no input.
+        rel.filter(f'hash("{key}") % {self.parts} = {int(part)}').create_view(view)
 
     def _write(self, sql: str, name: str, part: int) -> None:
         out = self.work / name
@@ -134,34 +123,30 @@ class Resolver:
     # -- steps -------------------------------------------------------------------------
 
     def redirect_map(self) -> None:
-        """Resolve redirect titles to doc ids (at most two hops), partitioned by title.
+        """Resolve redirect titles to doc ids (at most two hops) into ``m/``.
 
         One row per redirect title that is not also an article; duplicate redirect titles
         keep the smallest target, so the result does not depend on input order. Two hops:
         MediaWiki itself follows one; double redirects are common in dumps and cheap here.
         """
-        titles = "SELECT NULL::VARCHAR AS title, NULL::BIGINT AS doc_id WHERE false"
-        pairs = "SELECT NULL::VARCHAR AS title, NULL::VARCHAR AS target WHERE false"
-        self._split(self._staged("articles").select("title, doc_id"), "title", "a")
-        self._split(self._staged("redirects").select("title, target"), "title", "r")
+        articles = self._staged("articles").select("title, doc_id")
+        redirects = self._staged("redirects").select("title, target")
         for p in range(self.parts):
-            self._view("a_p", "a", p, titles)
-            self._view("r_p", "r", p, pairs)
+            self._view("a_p", articles, "title", p)
+            self._view("r_p", redirects, "title", p)
             self._write(
                 "SELECT r.title, min(r.target) AS target FROM r_p r "
                 "ANTI JOIN a_p a ON a.title = r.title GROUP BY r.title",
                 "r1",
                 p,
             )
-        # r1 by target: the first hop looks the target up among articles and redirects.
-        self._split(self._all("r1"), "target", "r1_by_target")
-        hop = "SELECT NULL::VARCHAR AS title, NULL::BIGINT AS d1, NULL::VARCHAR AS t2 WHERE false"
+        # The first hop looks each target up among articles and (for the second hop)
+        # redirects: r1 by the hash of its target, against partition p of both.
         for p in range(self.parts):
-            self._view("a_p", "a", p, titles)
-            self._view("g_p", "r1_by_target", p, pairs)
-            files = self.work / "r1" / f"{p}.parquet"
+            self._view("a_p", articles, "title", p)
+            self._view("g_p", self._all("r1"), "target", p)
             self.con.execute("DROP VIEW IF EXISTS r1_p")
-            self.con.read_parquet(str(files)).create_view("r1_p")
+            self.con.read_parquet(str(self.work / "r1" / f"{p}.parquet")).create_view("r1_p")
             self._write(
                 "SELECT g.title, a.doc_id AS d1, r2.target AS t2 FROM g_p g "
                 "LEFT JOIN a_p a ON a.title = g.target "
@@ -170,10 +155,10 @@ class Resolver:
                 p,
             )
         # The second hop: targets that are redirects, looked up by their own target.
-        self._split(self._all("hop1").filter("d1 IS NULL AND t2 IS NOT NULL"), "t2", "hop2_in")
+        second = self._all("hop1").filter("d1 IS NULL AND t2 IS NOT NULL")
         for p in range(self.parts):
-            self._view("a_p", "a", p, titles)
-            self._view("h_p", "hop2_in", p, hop)
+            self._view("a_p", articles, "title", p)
+            self._view("h_p", second, "t2", p)
             self._write(
                 "SELECT h.title, a.doc_id FROM h_p h JOIN a_p a ON a.title = h.t2", "hop2", p
             )
@@ -183,22 +168,18 @@ class Resolver:
         )
         self.con.execute("DROP VIEW IF EXISTS hop2_all")
         self._all("hop2").create_view("hop2_all")
-        self._split(
-            self.con.sql("SELECT title, doc_id FROM hop1_all UNION ALL SELECT * FROM hop2_all"),
-            "title",
-            "m",
-        )
+        self._write("SELECT title, doc_id FROM hop1_all UNION ALL SELECT * FROM hop2_all", "m", 0)
 
     def _lookup(self, table: str, key: str, title: str) -> duckdb.DuckDBPyRelation:
         """``(key, doc_id)`` of every staged ``table`` row, its ``title`` looked up among
         articles and resolved redirects, sorted by ``key``."""
-        self._split(self._staged(table).select(f'"{key}", "{title}"'), title, f"{table}_in")
-        titles = "SELECT NULL::VARCHAR AS title, NULL::BIGINT AS doc_id WHERE false"
-        rows = f'SELECT NULL::BIGINT AS "{key}", NULL::VARCHAR AS "{title}" WHERE false'
+        articles = self._staged("articles").select("title, doc_id")
+        redirects = self._all("m")
+        rows = self._staged(table).select(f'"{key}", "{title}"')
         for p in range(self.parts):
-            self._view("a_p", "a", p, titles)
-            self._view("m_p", "m", p, titles)
-            self._view("q_p", f"{table}_in", p, rows)
+            self._view("a_p", articles, "title", p)
+            self._view("m_p", redirects, "title", p)
+            self._view("q_p", rows, title, p)
             self._write(
                 f'SELECT q."{key}", t.doc_id FROM q_p q LEFT JOIN '
                 "(SELECT title, doc_id FROM a_p UNION ALL SELECT title, doc_id FROM m_p) t "
@@ -211,13 +192,7 @@ class Resolver:
     def redirects_from(self) -> duckdb.DuckDBPyRelation:
         """``(doc_id, redirects_from)`` of every article, sorted by doc_id."""
         self.con.execute("DROP VIEW IF EXISTS redirect_map")
-        files = sorted((self.work / "m").glob("part=*/*.parquet"))
-        if files:
-            self.con.read_parquet([str(f) for f in files]).create_view("redirect_map")
-        else:
-            self.con.sql(
-                "SELECT NULL::VARCHAR AS title, NULL::BIGINT AS doc_id WHERE false"
-            ).create_view("redirect_map")
+        self._all("m").create_view("redirect_map")
         self.con.execute("DROP VIEW IF EXISTS s_articles")
         self._staged("articles").select("doc_id").create_view("s_articles")
         return self.con.sql(
@@ -230,53 +205,46 @@ class Resolver:
             """
         )
 
+    def resolved(self, table: str) -> duckdb.DuckDBPyRelation:
+        """``(id, resolved value)`` of every staged row of ``table``, sorted by id."""
+        if table == "articles":
+            return self.redirects_from()
+        key, name, title = _LOOKUPS[table]
+        return self._lookup(table, key, title).select(f'"{key}", doc_id AS "{name}"')
+
     def write(self, out: Path, table: str, group_rows: int) -> None:
         """Write the final ``table`` (articles, links or facts) to ``out``."""
-        key, name, schema, resolved = {
-            "articles": ("doc_id", "redirects_from", ARTICLES, self.redirects_from),
-            "links": (
-                "link_id",
-                "target_doc_id",
-                LINKS,
-                lambda: self._lookup("links", "link_id", "target_title"),
-            ),
-            "facts": (
-                "fact_id",
-                "object_doc_id",
-                FACTS,
-                lambda: self._lookup("facts", "fact_id", "object_title"),
-            ),
-        }[table]
-        rel = resolved()
-        if name not in rel.columns:
-            rel = rel.select(f'"{key}", doc_id AS "{name}"')
-        _zip(
-            rel.to_arrow_reader(RESOLVE_BATCH_ROWS),
-            self.stage / f"{table}.parquet",
-            out,
-            key,
-            name,
-            schema,
-            group_rows,
-            table,
-        )
+        key, name, schema = _FINAL[table]
+        reader = self.resolved(table).to_arrow_reader(RESOLVE_BATCH_ROWS)
+        _zip(reader, self.stage / f"{table}.parquet", out, (key, name, table), schema, group_rows)
 
     def close(self) -> None:
         """Remove the intermediate files."""
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+# Final table -> (id column, resolved column, schema); looked-up table -> its title column.
+_FINAL = {
+    "articles": ("doc_id", "redirects_from", ARTICLES),
+    "links": ("link_id", "target_doc_id", LINKS),
+    "facts": ("fact_id", "object_doc_id", FACTS),
+}
+_LOOKUPS = {
+    "links": ("link_id", "target_doc_id", "target_title"),
+    "facts": ("fact_id", "object_doc_id", "object_title"),
+}
+
+
 def _zip(
     reader: pa.RecordBatchReader,
     staged: Path,
     out: Path,
-    key: str,
-    name: str,
+    names: tuple[str, str, str],
     schema: pa.Schema,
     group_rows: int,
-    table: str,
 ) -> None:
     """Stream the staged rows in id order, add the resolved column, write the table."""
+    key, name, table = names
     column = _Column(reader, key, name)
     writer = TableWriter(out, schema, group_rows)
     source = pq.ParquetFile(staged)
