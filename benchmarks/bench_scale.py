@@ -420,7 +420,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             [common.gib(r["build"]["peak_rss_bytes"]) for r in other],
             "x",
             color="grey",
-            label="main's build (see notes)",
+            label="another code's build (see notes)",
         )
     ax2.set(xscale="log", xlabel="passages", ylabel="build peak GiB (process tree)")
     ax2.set_ylim(bottom=0)

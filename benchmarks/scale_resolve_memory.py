@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import tempfile
 import threading
 import time
@@ -22,8 +23,23 @@ from pathlib import Path
 
 import duckdb
 import psutil
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
+from wikigym.corpora.tables import REDIRECTS_STAGE
+
+
+def _prepare(stage: Path) -> None:
+    """Write ``stage/redirects.parquet`` (title, target) from the articles' redirect lists."""
+    source = pq.ParquetFile(stage / "articles.parquet")
+    with pq.ParquetWriter(stage / "redirects.parquet", REDIRECTS_STAGE) as writer:
+        for batch in source.iter_batches(columns=["title", "redirects_from"]):
+            lists = batch.column("redirects_from")
+            titles = pc.list_flatten(lists)
+            targets = pc.take(batch.column("title"), pc.list_parent_indices(lists))
+            writer.write_table(pa.table([titles, targets], schema=REDIRECTS_STAGE))
 
 
 def main() -> None:
@@ -47,6 +63,14 @@ def main() -> None:
     snap = args.snapshot
     for name in ("articles", "links", "facts"):
         (stage / f"{name}.parquet").symlink_to((snap / f"{name}.parquet").resolve())
+    # The staged redirects are written by a child process: its memory is not ours.
+    child = mp.get_context("fork").Process(target=_prepare, args=(stage,))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise SystemExit(f"preparing the stage failed (exit {child.exitcode})")
+    redirects = pq.ParquetFile(stage / "redirects.parquet").metadata.num_rows
+    titles_total = redirects + pq.ParquetFile(stage / "articles.parquet").metadata.num_rows
     con = duckdb.connect(
         config={
             "threads": 2,
@@ -55,13 +79,7 @@ def main() -> None:
             "preserve_insertion_order": False,
         }
     )
-    con.read_parquet(str(stage / "articles.parquet")).select(
-        "unnest(redirects_from) AS title, title AS target"
-    ).write_parquet(str(stage / "redirects.parquet"))
-    titles = con.read_parquet(str(stage / "redirects.parquet")).count("*").fetchone()
-    articles = con.read_parquet(str(stage / "articles.parquet")).count("*").fetchone()
-    assert titles is not None and articles is not None
-    parts = partitions_for(int(titles[0]) + int(articles[0]), args.partition_titles)
+    parts = partitions_for(titles_total, args.partition_titles)
     start = time.perf_counter()
     base = proc.memory_info().rss
     resolver = Resolver(con, stage, parts)
