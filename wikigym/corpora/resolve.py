@@ -20,7 +20,6 @@ those of the single-query resolution it replaced (pinned snapshot ids in
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -217,10 +216,6 @@ class Resolver:
         key, name, schema = _FINAL[table]
         reader = self.resolved(table).to_arrow_reader(RESOLVE_BATCH_ROWS)
         _zip(reader, self.stage / f"{table}.parquet", out, (key, name, table), schema, group_rows)
-
-    def close(self) -> None:
-        """Remove the intermediate files."""
-        shutil.rmtree(self.work, ignore_errors=True)
 
 
 # Final table -> (id column, resolved column, schema); looked-up table -> its title column.
