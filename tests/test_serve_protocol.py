@@ -34,7 +34,7 @@ def test_dumps_parses_back_to_the_message() -> None:
     )
     text = protocol.dumps({"type": "observation", "data": payload})
     assert json.loads(text) == {"type": "observation", "data": payload}
-    assert "\\u" not in text  # UTF-8 on the wire, not ASCII escapes
+    assert b"\\u" not in text and "é".encode() in text  # UTF-8 on the wire, not ASCII escapes
     big = {"n": 2**70}  # past 64 bits: written exactly
     assert json.loads(protocol.dumps(big)) == big
 

@@ -78,14 +78,15 @@ def loads(raw: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deep", "", 0) from None
 
 
-def dumps(message: Any) -> str:
-    """A wire message as JSON text (UTF-8, no ASCII escapes); its parse equals ``message``."""
+def dumps(message: Any) -> bytes:
+    """A wire message as UTF-8 JSON (no ASCII escapes), encoded once; its parse equals
+    ``message``."""
     if orjson is not None:
         try:
-            return orjson.dumps(message).decode()
+            return orjson.dumps(message)
         except TypeError:  # an int past 64 bits: json writes it exactly
             pass
-    return json.dumps(message, ensure_ascii=False, allow_nan=False)
+    return json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
 
 
 def error_message(code: WireCode, message: str, **extra: Any) -> dict[str, Any]:

@@ -128,7 +128,7 @@ def uvicorn_server(app: Any) -> Any:
     return uvicorn.Server(
         uvicorn.Config(
             app,
-            http=protocol,  # any callable that makes the protocol
+            http=protocol,  # type: ignore[arg-type, unused-ignore]  # any protocol factory
             ws="none",  # WebSocket upgrades never reach Uvicorn
             log_level="warning",
             timeout_graceful_shutdown=5,

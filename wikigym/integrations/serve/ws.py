@@ -96,7 +96,8 @@ class Hub:
 
     def protocol(self) -> asyncio.BufferedProtocol:
         """A picows server-side protocol for one connection, routed by :meth:`listener`."""
-        from picows.picows import WSProtocol  # the class ws_create_server makes, for one socket
+        # the class ws_create_server makes, for one socket (not in picows' stubs)
+        from picows.picows import WSProtocol  # type: ignore[attr-defined, unused-ignore]
 
         protocol: asyncio.BufferedProtocol = WSProtocol(
             None,  # host and port: a client's
@@ -305,7 +306,7 @@ class WsSession(WSListener):
 
     def _send(self, message: dict[str, Any]) -> None:
         if self.transport is not None and not self.transport.is_close_frame_sent:
-            self.transport.send(WSMsgType.TEXT, dumps(message).encode())
+            self.transport.send(WSMsgType.TEXT, dumps(message))
 
     # ---- ending ---------------------------------------------------------------------------
     def _close_with(self, message: dict[str, Any] | None, code: WSCloseCode) -> None:
