@@ -269,3 +269,34 @@ def test_http_shares_the_port_and_silent_connections_are_dropped(
         start = time.monotonic()
         assert silent.recv(1) == b""
         assert time.monotonic() - start < 5
+
+
+def test_an_env_exception_ends_that_episode_only(server) -> None:
+    """A bug in one session's env (simulated: its step raises) is that session's
+    EXECUTION_ERROR; another session steps on, and the failed one can reset."""
+    url, app = server
+    step = json.dumps({"type": "step", "data": {"message": "<search>city</search>"}}).encode()
+    bad, good = Raw(url), Raw(url)
+    ids = []
+    for ws in (bad, good):
+        ws.send(frame(TEXT, RESET))
+        ids.append(ws.message()["data"]["observation"]["session_id"])
+
+    def broken(action: str) -> None:
+        raise RuntimeError("env bug")
+
+    app.state.pool.sessions[ids[0]].envs["WikiSearch-v0"].step = broken
+    bad.send(frame(TEXT, step))
+    good.send(frame(TEXT, step))
+    error = bad.message()
+    assert error["type"] == "error" and error["data"]["code"] == "EXECUTION_ERROR"
+    assert "env bug" in error["data"]["message"]
+    assert good.message()["data"]["observation"]["info"]["step"] == 1
+    bad.send(frame(TEXT, step))  # the episode was ended
+    assert bad.message()["data"]["code"] == "EPISODE_DONE"
+    bad.send(frame(TEXT, RESET))
+    assert bad.message()["data"]["observation"]["info"]["step"] == 0
+    for ws in (bad, good):
+        ws.send(frame(CLOSE, struct.pack("!H", 1000)))
+        assert ws.close_code() == 1000
+    wait_idle(url)
