@@ -502,7 +502,11 @@ def main() -> None:
     tasks = [t for t in taskset if t.oracle]
     load_before = os.getloadavg()
     result = {
-        "environment": {**common.environment(), "server_stack": server_stack()},
+        "environment": {
+            **common.environment(),
+            "server_stack": server_stack(),
+            "nice": os.nice(0),  # both sides run at this niceness (the server inherits it)
+        },
         "snapshot_id": snapshot.snapshot_id,
         "passages": snapshot.num_passages,
         "loadavg_before": load_before,
@@ -523,10 +527,12 @@ def main() -> None:
 
 
 def server_stack() -> dict[str, bool]:
-    """Which optional speedups the server process finds (Uvicorn uses them when present)."""
+    """What the server process finds: picows (``/ws``, required) and the optional speedups
+    (Uvicorn uses uvloop and httptools when present; orjson is the codec when present)."""
     import importlib.util
 
-    return {m: importlib.util.find_spec(m) is not None for m in ("uvloop", "httptools", "orjson")}
+    modules = ("picows", "uvloop", "httptools", "orjson")
+    return {m: importlib.util.find_spec(m) is not None for m in modules}
 
 
 def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
@@ -536,8 +542,9 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
     md = ["# wikigym serve under load", "", f"Command: `{env['command']}`", ""]
     md += [
         f"Machine: {cores} cores shared with other work; load average (1 min) "
-        f"{result['loadavg_before'][0]:.1f} before, {result['loadavg_after'][0]:.1f} after. "
-        f"Server: one process (event loop + env threads, permessage-deflate off; {stack}); "
+        f"{result['loadavg_before'][0]:.1f} before, {result['loadavg_after'][0]:.1f} after; "
+        f"niceness {env.get('nice', 0)}. Server: one process (HTTP on Uvicorn and `/ws` on "
+        f"picows on one port, event loop + env threads, no compression; {stack}); "
         "in-process: one process, one env after another, the same episodes. Same core count: "
         "both are one process; the load clients run in the benchmark's own process on the "
         "same cores, so their CPU is reported apart and the per-CPU ratio charges the server "
