@@ -516,6 +516,7 @@ def main() -> None:
         "search": bench_search(args, tasks, corpus, tasks_path) if "search" in args.parts else [],
         "loadavg_after": os.getloadavg(),
     }
+    keep_parts_not_run(result, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")
@@ -524,6 +525,26 @@ def main() -> None:
     tmp_md.write_text(markdown(result, args))
     tmp_md.replace(args.out.with_suffix(".md"))
     print(args.out.with_suffix(".md").read_text())
+
+
+def keep_parts_not_run(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """A part not run this time is kept from the previous result file (same snapshot), with
+    the environment (command, date, commit) that produced it, under ``kept``."""
+    previous_file = args.out.with_suffix(".json")
+    if not previous_file.is_file():
+        return
+    previous = json.loads(previous_file.read_text())
+    if previous.get("snapshot_id") != result["snapshot_id"]:
+        return
+    kept = dict(previous.get("kept", {}))
+    for part in ("sessions", "search"):
+        if part in args.parts:
+            kept.pop(part, None)
+        elif previous.get(part):
+            result[part] = previous[part]
+            kept.setdefault(part, {"environment": previous["environment"]})
+    if kept:
+        result["kept"] = kept
 
 
 def server_stack() -> dict[str, bool]:
@@ -555,6 +576,13 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
         md.append(sessions_table(result["sessions"]))
     if result["search"]:
         md += ["", "Search only (k=5), the same queries:", ""]
+        if "search" in result.get("kept", {}):
+            was = result["kept"]["search"]["environment"]
+            md += [
+                f"(Kept from an earlier run: `{was['command']}`, {was['date']}, commit "
+                f"{str(was.get('git_commit'))[:10]}.)",
+                "",
+            ]
         md.append(common.markdown_table(
             ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
             [[r["system"], r["clients"], f"{r['calls']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",
