@@ -111,7 +111,7 @@ async def session_run(ws_url: str, mine: list[tuple[str, list[str]]], ready, go,
 
     transcripts, errors = [], 0
     async with websockets.connect(
-        ws_url, max_size=1 << 22, open_timeout=60, compression=None
+        ws_url, max_size=1 << 22, open_timeout=240, compression=None
     ) as ws:
         for k, (reset, steps) in enumerate(mine):
             await ws.send(reset)
