@@ -16,8 +16,9 @@ from wikigym.integrations.serve.config import ServeConfig
 from wikigym.integrations.serve.ws import Hub
 
 STARTUP_TIMEOUT_S = 30.0
-HEAD_TIMEOUT_S = 10.0
-"""A connection that sends no complete request head in this long is closed."""
+HEAD_TIMEOUT_S = 60.0
+"""A connection that sends no complete request head in this long is closed (generous: a client
+starved of CPU may take many seconds between its TCP connect and its request)."""
 MAX_HEAD_BYTES = 16 * 1024
 """Past this many bytes without a head's end, the request goes to Uvicorn (which refuses it)."""
 
