@@ -117,7 +117,16 @@ class Resolver:
         self.con.sql(sql).write_parquet(str(out / f"{part}.parquet"))
 
     def _all(self, name: str) -> duckdb.DuckDBPyRelation:
-        return self.con.read_parquet(str(self.work / name / "*.parquet"))
+        # One read per file, not a glob: the build folder's name is the user's, and DuckDB's
+        # glob would read a backslash or bracket in it as a pattern. Files in name order, as
+        # a glob would list them.
+        files = sorted(str(f) for f in (self.work / name).glob("*.parquet"))
+        if not files:
+            raise BuildError(f"resolution step {name!r} wrote no partition (a bug)")
+        rel = self.con.read_parquet(files[0])
+        for f in files[1:]:
+            rel = rel.union(self.con.read_parquet(f))
+        return rel
 
     # -- steps -------------------------------------------------------------------------
 
