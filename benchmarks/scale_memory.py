@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from common import Poller
 
 KINDS = ("VmRSS", "RssAnon", "RssFile")
 
@@ -49,7 +50,7 @@ def build_phase(out: Path) -> str:
 
 
 @dataclass
-class PhaseMemory:
+class PhaseMemory(Poller):
     """Sample the tree of ``pid`` every ``interval`` s; peaks per phase and kind."""
 
     pid: int
@@ -72,21 +73,6 @@ class PhaseMemory:
         phase = self.peaks.setdefault(build_phase(self.out), dict.fromkeys(KINDS, 0))
         for key in KINDS:
             phase[key] = max(phase[key], total[key])
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> PhaseMemory:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
 
     def summary(self) -> dict[str, Any]:
         """``peak_anon_bytes``, ``peak_file_bytes`` (each its own peak) and the per-phase
