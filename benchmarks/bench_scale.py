@@ -4,7 +4,8 @@ passages, for wikigym, raw tantivy (the same index), bm25s and Lucene (Pyserini)
 Stages (each writes a JSON record under ``--work``; ``report`` gathers them):
 
 - ``build``: ``python -m wikigym corpus build WORLD --threads 2`` measured with psutil over
-  the process tree (peak RSS sum and PSS), plus the snapshot's index size and layout.
+  the process tree (peak RSS sum and PSS; anonymous and file-mapped RSS by build phase,
+  ``scale_memory.py``), plus the snapshot's index size and layout.
 - ``search``: the same 600 three-word queries (drawn with a fixed seed from the corpus's
   own passages) against every system, top-10 with hit texts: p50/p99 one query at a time,
   q/s on 1 and 2 threads sharing one searcher. bm25s only below ``--bm25s-max`` passages
@@ -26,6 +27,7 @@ import gc
 import json
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
 
 import bench_search as bs
 import common
+from scale_memory import PhaseMemory
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 WIKI18_PASSAGES = 21_015_324  # DPR's psgs_w100 (wiki-18), 100-word passages
@@ -54,7 +57,19 @@ def dir_bytes(path: Path) -> int:
 def stage_build(args: argparse.Namespace) -> dict[str, Any]:
     """Build one snapshot through the CLI, measured."""
     cmd = common.build_command(Path(args.world), Path(args.out), args.threads)
-    stats = common.run_measured(cmd, interval=0.25)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with common.TreeMemory(proc.pid, 0.25) as mem, PhaseMemory(proc.pid, Path(args.out)) as phases:
+        _stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        sys.stderr.write(stderr.decode("utf-8", "replace")[-4000:])
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    stats = {
+        "seconds": time.perf_counter() - start,
+        "peak_rss_bytes": mem.peak_rss,
+        "peak_pss_bytes": mem.peak_pss,
+        "command": shlex.join(cmd),
+    }
     manifest = json.loads((Path(args.out) / "manifest.json").read_text(encoding="utf-8"))
     record = {
         "stage": "build",
@@ -64,6 +79,7 @@ def stage_build(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": stats["seconds"],
         "peak_rss_bytes": stats["peak_rss_bytes"],
         "peak_pss_bytes": stats["peak_pss_bytes"],
+        **phases.summary(),
         "command": stats["command"],
         "counts": manifest["counts"],
         "index_layout": manifest["index_layout"],
@@ -404,7 +420,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             [common.gib(r["build"]["peak_rss_bytes"]) for r in other],
             "x",
             color="grey",
-            label="main's build (see notes)",
+            label="another code's build (see notes)",
         )
     ax2.set(xscale="log", xlabel="passages", ylabel="build peak GiB (process tree)")
     ax2.set_ylim(bottom=0)

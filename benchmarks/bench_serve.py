@@ -111,7 +111,7 @@ async def session_run(ws_url: str, mine: list[tuple[str, list[str]]], ready, go,
 
     transcripts, errors = [], 0
     async with websockets.connect(
-        ws_url, max_size=1 << 22, open_timeout=60, compression=None
+        ws_url, max_size=1 << 22, open_timeout=240, compression=None
     ) as ws:
         for k, (reset, steps) in enumerate(mine):
             await ws.send(reset)
@@ -502,7 +502,11 @@ def main() -> None:
     tasks = [t for t in taskset if t.oracle]
     load_before = os.getloadavg()
     result = {
-        "environment": {**common.environment(), "server_stack": server_stack()},
+        "environment": {
+            **common.environment(),
+            "server_stack": server_stack(),
+            "nice": os.nice(0),  # both sides run at this niceness (the server inherits it)
+        },
         "snapshot_id": snapshot.snapshot_id,
         "passages": snapshot.num_passages,
         "loadavg_before": load_before,
@@ -512,6 +516,7 @@ def main() -> None:
         "search": bench_search(args, tasks, corpus, tasks_path) if "search" in args.parts else [],
         "loadavg_after": os.getloadavg(),
     }
+    keep_parts_not_run(result, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(result, indent=2) + "\n")
@@ -522,11 +527,33 @@ def main() -> None:
     print(args.out.with_suffix(".md").read_text())
 
 
+def keep_parts_not_run(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """A part not run this time is kept from the previous result file (same snapshot), with
+    the environment (command, date, commit) that produced it, under ``kept``."""
+    previous_file = args.out.with_suffix(".json")
+    if not previous_file.is_file():
+        return
+    previous = json.loads(previous_file.read_text())
+    if previous.get("snapshot_id") != result["snapshot_id"]:
+        return
+    kept = dict(previous.get("kept", {}))
+    for part in ("sessions", "search"):
+        if part in args.parts:
+            kept.pop(part, None)
+        elif previous.get(part):
+            result[part] = previous[part]
+            kept.setdefault(part, {"environment": previous["environment"]})
+    if kept:
+        result["kept"] = kept
+
+
 def server_stack() -> dict[str, bool]:
-    """Which optional speedups the server process finds (Uvicorn uses them when present)."""
+    """What the server process finds: picows (``/ws``, required) and the optional speedups
+    (Uvicorn uses uvloop and httptools when present; orjson is the codec when present)."""
     import importlib.util
 
-    return {m: importlib.util.find_spec(m) is not None for m in ("uvloop", "httptools", "orjson")}
+    modules = ("picows", "uvloop", "httptools", "orjson")
+    return {m: importlib.util.find_spec(m) is not None for m in modules}
 
 
 def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
@@ -536,8 +563,9 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
     md = ["# wikigym serve under load", "", f"Command: `{env['command']}`", ""]
     md += [
         f"Machine: {cores} cores shared with other work; load average (1 min) "
-        f"{result['loadavg_before'][0]:.1f} before, {result['loadavg_after'][0]:.1f} after. "
-        f"Server: one process (event loop + env threads, permessage-deflate off; {stack}); "
+        f"{result['loadavg_before'][0]:.1f} before, {result['loadavg_after'][0]:.1f} after; "
+        f"niceness {env.get('nice', 0)}. Server: one process (HTTP on Uvicorn and `/ws` on "
+        f"picows on one port, event loop + env threads, no compression; {stack}); "
         "in-process: one process, one env after another, the same episodes. Same core count: "
         "both are one process; the load clients run in the benchmark's own process on the "
         "same cores, so their CPU is reported apart and the per-CPU ratio charges the server "
@@ -548,6 +576,13 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
         md.append(sessions_table(result["sessions"]))
     if result["search"]:
         md += ["", "Search only (k=5), the same queries:", ""]
+        if "search" in result.get("kept", {}):
+            was = result["kept"]["search"]["environment"]
+            md += [
+                f"(Kept from an earlier run: `{was['command']}`, {was['date']}, commit "
+                f"{str(was.get('git_commit'))[:10]}.)",
+                "",
+            ]
         md.append(common.markdown_table(
             ["system", "clients", "calls", "tool calls/s", "p50 ms", "p99 ms", "errors"],
             [[r["system"], r["clients"], f"{r['calls']:,}", f"{r['tool_calls_per_s']:.0f}", f"{r['p50_ms']:.2f}",

@@ -44,6 +44,9 @@ TARGET_PHD_PER_S = 20.0
 OLD = {
     "100k_world": "763 MiB resident for 589,578 facts (~1,357 bytes/fact), built in 12.1 s",
     "1M_world": "`synth generate --n 50`: peak 7.1 GB, 90 s, most of it building the graph",
+    # The first columnar graph (e431c17), measured by this script on the same worlds.
+    "columnar_e431c17": "1M world: 109.9 B/fact resident (61.7 in arrays), phd 0.28 tasks/s,"
+    " hard 1.12; 230k world: 136.5 B/fact (66.8 arrays), phd 0.92, hard 4.84 (load 7-14)",
 }
 WIKIPEDIA_FACTS = (20_000_000, 50_000_000, 100_000_000)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import psutil
 
@@ -180,8 +180,38 @@ def timed(func: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
+class Poller:
+    """A background thread that calls ``_sample`` every ``interval`` s while in a ``with``.
+
+    Subclasses (dataclasses) define ``interval``, ``_stop`` (a ``threading.Event``),
+    ``_thread`` and ``_sample``.
+    """
+
+    interval: float
+    _stop: threading.Event
+    _thread: threading.Thread | None
+
+    def _sample(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> Self:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
 @dataclass
-class TreeMemory:
+class TreeMemory(Poller):
     """Peak memory of a process and all its descendants, sampled by a background thread.
 
     ``peak_rss`` sums RSS over the tree (over-counts pages that forked workers share with
@@ -218,21 +248,6 @@ class TreeMemory:
             self.peak_pss = max(self.peak_pss, pss)
         self.peak_procs = max(self.peak_procs, len(procs))
         self.samples += 1
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> TreeMemory:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
 
 
 def run_measured(cmd: Sequence[str], interval: float = 0.5) -> dict[str, Any]:

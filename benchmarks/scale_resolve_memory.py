@@ -1,19 +1,21 @@
-"""Peak RSS of the build's resolution queries (as in ``build._resolve``) over a built snapshot.
+"""Peak RSS of the build's resolution (:class:`wikigym.corpora.resolve.Resolver`) over a snapshot.
 
-For the scale curve when a full rebuild does not fit the session: the staged tables are
-re-created as views over SNAP's final tables (articles, links, facts; redirects from
-``articles.redirects_from``), then the narrow (id, value) queries the build runs are read to
-the end under ``--memory`` (DuckDB's limit). Prints rows, seconds and the peak RSS of this
-process (sampled every 50 ms) as JSON.
+For the scale curve when a full rebuild does not fit the session: a stage folder is made
+from SNAP's final tables (articles, links, facts linked in; redirects written from
+``articles.redirects_from``), then the build's partitioned resolution runs and each
+resolved ``(id, value)`` column is read to the end under ``--memory`` (DuckDB's limit), in
+the partition count the build would choose (or ``--partition-titles``). Prints rows,
+partitions, seconds and the peak RSS of this process (sampled every 50 ms) as JSON.
 
 Usage:
-    python benchmarks/scale_resolve_memory.py SNAP [--memory 256MB]
+    python benchmarks/scale_resolve_memory.py SNAP [--memory 256MB] [--partition-titles N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import tempfile
 import threading
 import time
@@ -21,27 +23,30 @@ from pathlib import Path
 
 import duckdb
 import psutil
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-QUERIES = {
-    "articles.redirects_from": """
-        SELECT a.doc_id, coalesce(rf.titles, []::VARCHAR[]) AS redirects_from
-        FROM s_articles a
-        LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
-                   FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
-        ORDER BY a.doc_id""",
-    "links.target_doc_id": """
-        SELECT l.link_id, m.doc_id FROM s_links l
-        LEFT JOIN title_map m ON m.title = l.target_title ORDER BY l.link_id""",
-    "facts.object_doc_id": """
-        SELECT f.fact_id, m.doc_id FROM s_facts f
-        LEFT JOIN title_map m ON m.title = f.object_title ORDER BY f.fact_id""",
-}
+from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
+from wikigym.corpora.tables import REDIRECTS_STAGE
+
+
+def _prepare(stage: Path) -> None:
+    """Write ``stage/redirects.parquet`` (title, target) from the articles' redirect lists."""
+    source = pq.ParquetFile(stage / "articles.parquet")
+    with pq.ParquetWriter(stage / "redirects.parquet", REDIRECTS_STAGE) as writer:
+        for batch in source.iter_batches(columns=["title", "redirects_from"]):
+            lists = batch.column("redirects_from")
+            titles = pc.list_flatten(lists)
+            targets = pc.take(batch.column("title"), pc.list_parent_indices(lists))
+            writer.write_table(pa.table([titles, targets], schema=REDIRECTS_STAGE))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("snapshot", type=Path)
-    parser.add_argument("--memory", default="256MB")
+    parser.add_argument("--memory", default="128MB")
+    parser.add_argument("--partition-titles", type=int, default=PARTITION_TITLES)
     args = parser.parse_args()
     peak = [0]
     proc = psutil.Process()
@@ -53,44 +58,40 @@ def main() -> None:
 
     threading.Thread(target=sample, daemon=True).start()
     tmp = tempfile.mkdtemp(prefix="scale-resolve-")
+    stage = Path(tmp) / "stage"
+    stage.mkdir()
+    snap = args.snapshot
+    for name in ("articles", "links", "facts"):
+        (stage / f"{name}.parquet").symlink_to((snap / f"{name}.parquet").resolve())
+    # The staged redirects are written by a child process: its memory is not ours.
+    child = mp.get_context("fork").Process(target=_prepare, args=(stage,))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise SystemExit(f"preparing the stage failed (exit {child.exitcode})")
+    redirects = pq.ParquetFile(stage / "redirects.parquet").metadata.num_rows
+    titles_total = redirects + pq.ParquetFile(stage / "articles.parquet").metadata.num_rows
     con = duckdb.connect(
         config={
             "threads": 2,
             "memory_limit": args.memory,
-            "temp_directory": tmp,
+            "temp_directory": str(stage / "duckdb"),
             "preserve_insertion_order": False,
         }
     )
-    snap = args.snapshot
-    for name in ("articles", "links", "facts"):
-        con.read_parquet(str(snap / f"{name}.parquet")).create_view(f"s_{name}")
-    con.execute(
-        "CREATE VIEW s_redirects AS "
-        "SELECT unnest(redirects_from) AS title, title AS target FROM s_articles"
-    )
+    parts = partitions_for(titles_total, args.partition_titles)
     start = time.perf_counter()
     base = proc.memory_info().rss
-    con.execute(
-        "CREATE TABLE r1 AS SELECT r.title, min(r.target) AS target FROM s_redirects r "
-        "ANTI JOIN s_articles a ON a.title = r.title GROUP BY r.title"
-    )
-    con.execute(
-        "CREATE TABLE redirect_map AS SELECT r1.title, coalesce(a1.doc_id, a2.doc_id) AS doc_id "
-        "FROM r1 LEFT JOIN s_articles a1 ON a1.title = r1.target "
-        "LEFT JOIN r1 AS r2 ON r2.title = r1.target "
-        "LEFT JOIN s_articles a2 ON a2.title = r2.target "
-        "WHERE coalesce(a1.doc_id, a2.doc_id) IS NOT NULL"
-    )
-    con.execute(
-        "CREATE VIEW title_map AS SELECT title, doc_id FROM s_articles "
-        "UNION ALL SELECT title, doc_id FROM redirect_map"
-    )
+    resolver = Resolver(con, stage, parts)
+    resolver.redirect_map()
     rows = {}
-    for name, sql in QUERIES.items():
-        rows[name] = sum(b.num_rows for b in con.execute(sql).to_arrow_reader(16_384))
+    for table in ("articles", "links", "facts"):
+        reader = resolver.resolved(table).to_arrow_reader(16_384)
+        rows[table] = sum(b.num_rows for b in reader)
     out = {
         "snapshot": str(snap),
         "memory_limit": args.memory,
+        "partitions": parts,
         "rows": rows,
         "seconds": time.perf_counter() - start,
         "rss_before_bytes": base,

@@ -34,7 +34,7 @@ def test_dumps_parses_back_to_the_message() -> None:
     )
     text = protocol.dumps({"type": "observation", "data": payload})
     assert json.loads(text) == {"type": "observation", "data": payload}
-    assert "\\u" not in text  # UTF-8 on the wire, not ASCII escapes
+    assert b"\\u" not in text and "é".encode() in text  # UTF-8 on the wire, not ASCII escapes
     big = {"n": 2**70}  # past 64 bits: written exactly
     assert json.loads(protocol.dumps(big)) == big
 
@@ -67,3 +67,23 @@ def test_deep_nesting_is_a_protocol_error_not_a_crash() -> None:
 def test_parse_message_reads_a_message() -> None:
     raw = protocol.dumps({"type": "step", "data": {"message": "<search>x</search>"}})
     assert protocol.parse_message(raw) == ("step", {"message": "<search>x</search>"})
+
+
+def test_jsonable_of_every_kind() -> None:
+    """The exact-type fast path and the general path give the same JSON data."""
+    from collections import OrderedDict
+    from enum import Enum
+
+    class Colour(str, Enum):
+        RED = "red"
+
+    value = {
+        "s": "x", "i": 3, "b": True, "n": None, "f": 0.5, "inf": float("inf"),
+        "list": [1, (2, 3)], "np": [np.int64(4), np.float64(0.25), np.bool_(True)],
+        7: "int key", Colour.RED: Colour.RED, "od": OrderedDict(a=1), "obj": object,
+    }  # fmt: skip
+    assert protocol.jsonable(value) == {
+        "s": "x", "i": 3, "b": True, "n": None, "f": 0.5, "inf": None,
+        "list": [1, [2, 3]], "np": [4, 0.25, True],
+        "7": "int key", str(Colour.RED): "red", "od": {"a": 1}, "obj": str(object),
+    }  # fmt: skip

@@ -22,14 +22,11 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
@@ -54,15 +51,13 @@ from wikigym.corpora.pagebuild import (
     process_batch,
 )
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
+from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
 from wikigym.corpora.source_report import SourceCounts
 from wikigym.corpora.sources import BuildSource
 from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
 from wikigym.corpora.tables import (
-    ARTICLES,
     ARTICLES_STAGE,
-    FACTS,
     FACTS_STAGE,
-    LINKS,
     LINKS_STAGE,
     PASSAGES,
     REDIRECTS_STAGE,
@@ -94,9 +89,10 @@ class BuildConfig:
         index: Index settings (part of the id).
         batch_pages: Pages per batch sent to a worker.
         batch_chars: Wikitext characters after which a batch is cut before ``batch_pages``.
-        duckdb_memory: Memory limit of the resolution step (spills to disk beyond it). It
-            sorts narrow (id, value) rows only; what it holds is the title hash table:
-            ~150 MB at 1M passages, ~370 MB at 4.5M (128 MB runs out of memory there).
+        duckdb_memory: Memory limit of the resolution step (its sorts spill to disk
+            beyond it). Its joins hold one hash partition of the titles at a time.
+        partition_titles: Titles per hash partition of the resolution joins (never
+            changes the content).
         language: The wiki's language code, or ``"auto"``: the first language a source
             declares (a dump's siteinfo), else English. It picks the index analyzer
             (:meth:`IndexConfig.with_language`) and the locale of infobox values.
@@ -107,7 +103,8 @@ class BuildConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     batch_pages: int = 64
     batch_chars: int = 256 * 1024
-    duckdb_memory: str = "1GB"
+    duckdb_memory: str = "128MB"
+    partition_titles: int = PARTITION_TITLES
     language: str = "auto"
 
     def content_config(self) -> dict[str, Any]:
@@ -383,109 +380,16 @@ class _Assembler:
         self.counts.facts += len(facts)
 
 
-# What DuckDB resolves for each final table: the staged file, its id column, the column added
-# and the narrow query that computes it (id, value) in id order.
-_RESOLVED: dict[str, tuple[str, str, str, str]] = {
-    "articles": (
-        "articles",
-        "doc_id",
-        "redirects_from",
-        """
-        SELECT a.doc_id, coalesce(rf.titles, []::VARCHAR[]) AS redirects_from
-        FROM s_articles a
-        LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
-                   FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
-        ORDER BY a.doc_id
-        """,
-    ),
-    "links": (
-        "links",
-        "link_id",
-        "target_doc_id",
-        """
-        SELECT l.link_id, m.doc_id AS target_doc_id
-        FROM s_links l LEFT JOIN title_map m ON m.title = l.target_title
-        ORDER BY l.link_id
-        """,
-    ),
-    "facts": (
-        "facts",
-        "fact_id",
-        "object_doc_id",
-        """
-        SELECT f.fact_id, m.doc_id AS object_doc_id
-        FROM s_facts f LEFT JOIN title_map m ON m.title = f.object_title
-        ORDER BY f.fact_id
-        """,
-    ),
-}
-RESOLVE_BATCH_ROWS = 16_384
-
-
-class _Column:
-    """Values of one resolved column, taken in order in slices of any length."""
-
-    def __init__(self, reader: pa.RecordBatchReader, key: str, name: str) -> None:
-        self._batches = iter(reader)
-        self._key = key
-        self._name = name
-        self._ids = pa.array([], pa.int64())
-        self._values: pa.Array | None = None
-
-    def take(self, n: int) -> tuple[pa.Array, pa.Array]:
-        """The next ``n`` (ids, values)."""
-        ids, values = [self._ids], [] if self._values is None else [self._values]
-        have = len(self._ids)
-        while have < n:
-            batch = next(self._batches, None)
-            if batch is None:
-                raise BuildError(f"resolution of {self._name}: {have} rows, expected {n} (a bug)")
-            ids.append(batch.column(self._key))
-            values.append(batch.column(self._name))
-            have += batch.num_rows
-        all_ids = pa.concat_arrays([a.cast(pa.int64()) for a in ids])
-        all_values = pa.concat_arrays(values)
-        self._ids, self._values = all_ids.slice(n), all_values.slice(n)
-        return all_ids.slice(0, n), all_values.slice(0, n)
-
-    def finish(self) -> None:
-        """Check that every value was taken.
-
-        Raises:
-            BuildError: DuckDB returned more rows than were staged (a bug).
-        """
-        if len(self._ids) or next(self._batches, None) is not None:
-            raise BuildError(f"resolution of {self._name}: more rows than staged (a bug)")
-
-
-def _write_resolved(
-    con: duckdb.DuckDBPyConnection, staged: Path, out: Path, table: str, schema: pa.Schema
-) -> None:
-    """Write a final table: the staged rows, streamed in order, plus the resolved column.
-
-    DuckDB computes only (id, value), sorted by id: a narrow sort that spills beyond its
-    memory limit. The wide rows (article texts, anchors) never enter DuckDB's sort, and
-    neither they nor the resolved column are ever all in memory: peak memory does not grow
-    with the corpus.
-    """
-    stage_name, key, name, sql = _RESOLVED[table]
-    column = _Column(con.execute(sql).to_arrow_reader(RESOLVE_BATCH_ROWS), key, name)
-    writer = TableWriter(out, schema, _GROUP_ROWS[table])
-    source = pq.ParquetFile(staged / f"{stage_name}.parquet")
-    for batch in source.iter_batches(batch_size=RESOLVE_BATCH_ROWS):
-        ids, values = column.take(batch.num_rows)
-        if not ids.equals(batch.column(key).cast(pa.int64())):
-            raise BuildError(f"resolution of {table}.{name}: ids out of step (a bug)")
-        writer.append_batch(batch.append_column(name, values.cast(schema.field(name).type)))
-    column.finish()
-    writer.close()
-
-
 _GROUP_ROWS = {"articles": ARTICLE_GROUP_ROWS, "links": LINK_GROUP_ROWS, "facts": 65_536}
 
 
 def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
-    """Resolve redirects and link/fact targets with DuckDB; write the final tables."""
+    """Resolve redirects and link/fact targets with DuckDB; write the final tables.
+
+    The joins run in hash partitions of the titles (:mod:`wikigym.corpora.resolve`), as
+    many as keep each near ``config.partition_titles`` titles: memory does not grow with
+    the corpus.
+    """
     stage = tmp / "stage"
     # Settings and paths go in as values (config, relation API), never into SQL text: a
     # quote in the output path must not change what the queries read.
@@ -497,40 +401,12 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
             "preserve_insertion_order": False,  # every query that writes sorts by an id
         }
     )
+    parts = partitions_for(report.articles + report.redirects, config.partition_titles)
     try:
-        for name in ("articles", "redirects", "links", "facts"):
-            con.read_parquet(str(stage / f"{name}.parquet")).create_view(f"s_{name}")
-        # One row per redirect title that is not also an article; duplicate redirect
-        # titles keep the smallest target so the result does not depend on input order.
-        con.execute(
-            """
-            CREATE TABLE r1 AS
-            SELECT r.title, min(r.target) AS target FROM s_redirects r
-            ANTI JOIN s_articles a ON a.title = r.title
-            GROUP BY r.title
-            """
-        )
-        # Follow at most two redirect hops (MediaWiki itself follows one; double
-        # redirects are common in dumps and cheap to fix here).
-        con.execute(
-            """
-            CREATE TABLE redirect_map AS
-            SELECT r1.title, coalesce(a1.doc_id, a2.doc_id) AS doc_id
-            FROM r1
-            LEFT JOIN s_articles a1 ON a1.title = r1.target
-            LEFT JOIN r1 AS r2 ON r2.title = r1.target
-            LEFT JOIN s_articles a2 ON a2.title = r2.target
-            WHERE coalesce(a1.doc_id, a2.doc_id) IS NOT NULL
-            """
-        )
-        con.execute(
-            """
-            CREATE VIEW title_map AS
-            SELECT title, doc_id FROM s_articles UNION ALL SELECT title, doc_id FROM redirect_map
-            """
-        )
-        for name, schema in (("articles", ARTICLES), ("links", LINKS), ("facts", FACTS)):
-            _write_resolved(con, stage, tmp / TABLE_FILES[name], name, schema)
+        resolver = Resolver(con, stage, parts)
+        resolver.redirect_map()
+        for name in ("articles", "links", "facts"):
+            resolver.write(tmp / TABLE_FILES[name], name, _GROUP_ROWS[name])
         report.links_resolved = count_rows(tmp / TABLE_FILES["links"]).resolved
     finally:
         con.close()
@@ -629,12 +505,11 @@ def build_snapshot(
                 f"({report.pages_read} pages, {report.pages_skipped} skipped); "
                 "check the --format and the files"
             )
-        # Tantivy's commit and merge (its own threads) and DuckDB's resolution touch
-        # different files: run them at the same time.
-        with ThreadPoolExecutor(1, thread_name_prefix="wikigym-index") as pool:
-            index_done = pool.submit(writers.index.close)
-            _resolve(tmp, config, report)
-            layout = index_done.result()
+        # Tantivy's last commit and merges, then DuckDB's resolution, one after the other:
+        # together they held the writer heap and the resolution's memory at once (the
+        # build's peak); apart, the peak is the larger of the two.
+        layout = writers.index.close()
+        _resolve(tmp, config, report)
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}

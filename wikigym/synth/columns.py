@@ -30,7 +30,8 @@ def index_dtype(top: int) -> type[np.signedinteger]:
 
 
 class Strings(Sequence[str]):
-    """Strings as one UTF-8 blob and int64 offsets: about len + 8 bytes each.
+    """Strings as one UTF-8 blob and offsets (int32 below 2 GiB of text, else int64): about
+    len + 4 bytes each.
 
     Args:
         data: The concatenated UTF-8 bytes.
@@ -41,7 +42,7 @@ class Strings(Sequence[str]):
 
     def __init__(self, data: bytes, offsets: np.ndarray) -> None:
         self._data = data
-        self._offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        self._offsets = np.ascontiguousarray(offsets, dtype=index_dtype(len(data)))
         self._mv = mv(self._offsets)
 
     @classmethod
@@ -89,6 +90,53 @@ class Strings(Sequence[str]):
 
     def nbytes(self) -> int:
         return len(self._data) + self._offsets.nbytes
+
+
+class BlockInts(Sequence[int]):
+    """Integers stored as a base per block of ``BLOCK`` rows plus a uint16 offset per row:
+    2 bytes a row instead of 4 for columns whose values stay close within a block (fact
+    ids in fact order, their passages). Build with :meth:`pack`, which declines (None)
+    when some block spans 2^16 or more."""
+
+    BLOCK = 256
+    __slots__ = ("_base", "_bmv", "_dtype", "_off", "_omv")
+
+    def __init__(self, base: np.ndarray, off: np.ndarray, dtype: np.dtype) -> None:
+        self._base, self._off, self._dtype = base, off, dtype
+        self._bmv, self._omv = mv(base), mv(off)
+
+    @classmethod
+    def pack(cls, values: np.ndarray) -> BlockInts | None:
+        """``values`` packed, or None when a block's values span 2^16 or more."""
+        n = len(values)
+        starts = np.arange(0, n, cls.BLOCK)
+        if not n:
+            return cls(np.zeros(0, dtype=values.dtype), np.zeros(0, dtype=np.uint16), values.dtype)
+        base = np.minimum.reduceat(values, starts)
+        span = np.maximum.reduceat(values, starts).astype(np.int64) - base
+        if int(span.max()) >= 2**16:
+            return None
+        off = (values - np.repeat(base, cls.BLOCK)[:n]).astype(np.uint16)
+        return cls(base, off, values.dtype)
+
+    def __len__(self) -> int:
+        return len(self._omv)
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        if i < 0:
+            i += len(self._omv)
+        return self._bmv[i >> 8] + self._omv[i]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.to_numpy().tolist())
+
+    def to_numpy(self) -> np.ndarray:
+        """The values as one array (of the packed column's dtype)."""
+        n = len(self._off)
+        return (np.repeat(self._base, self.BLOCK)[:n] + self._off).astype(self._dtype)
+
+    def nbytes(self) -> int:
+        return self._base.nbytes + self._off.nbytes
 
 
 class Codes(Sequence[str | None]):
@@ -192,11 +240,13 @@ class Measures(Sequence[float | None]):
 class Lists(Sequence[tuple[str, ...]]):
     """Tuples of strings stored flat: item ``i`` is ``strings[o[i]:o[i + 1]]``."""
 
-    __slots__ = ("_mv", "_strings")
+    __slots__ = ("_mv", "_offsets", "_strings")
 
     def __init__(self, strings: Strings, offsets: np.ndarray) -> None:
         self._strings = strings
-        self._mv = mv(np.asarray(offsets, dtype=np.int64))
+        top = int(offsets[-1]) if len(offsets) else 0
+        self._offsets = np.ascontiguousarray(offsets, dtype=index_dtype(top))
+        self._mv = mv(self._offsets)
 
     @classmethod
     def from_arrow(cls, array: pa.Array | pa.ChunkedArray) -> Lists:
@@ -216,10 +266,10 @@ class Lists(Sequence[tuple[str, ...]]):
         return len(self._mv) - 1
 
     def offsets(self) -> np.ndarray:
-        return np.frombuffer(self._mv, dtype=np.int64)
+        return self._offsets
 
     def nbytes(self) -> int:
-        return self._strings.nbytes() + self._mv.nbytes
+        return self._strings.nbytes() + self._offsets.nbytes
 
     def __getitem__(self, i: int) -> tuple[str, ...]:  # type: ignore[override]
         mv, s = self._mv, self._strings

@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 import weakref
 
+import numpy as np
+
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
@@ -155,6 +157,15 @@ class Evaluator:
         if isinstance(node, Same):
             return same_object(g, node.rel_a, node.rel_b)  # type: ignore[return-value]
         if isinstance(node, Extreme):
+            arg = self.eval(node.arg)
+            if len(arg) >= _MANY:  # the measures of a large set in one lookup
+                ids = np.fromiter((x for x in arg if type(x) is int), dtype=np.int64)
+                vals = g.least_measures(node.relation, ids)
+                has = ~np.isnan(vals)
+                if not has.any():
+                    return frozenset()
+                best = vals[has].max() if node.most else vals[has].min()
+                return frozenset(ids[has & (vals == best)].tolist())
             scored = [
                 (m, x)
                 for x in self.eval(node.arg)

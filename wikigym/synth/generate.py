@@ -19,7 +19,7 @@ from wikigym.errors import SynthError
 from wikigym.synth import paraphrase as para
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph, graph_of
-from wikigym.synth.levels import LEVELS, level_problems
+from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.oracle import build_oracle
 from wikigym.synth.query import (
@@ -271,9 +271,12 @@ class TaskBuilder:
         if result != frozenset((draft.answer,)):
             return None
         m: dict[str, float | int | str] = dict(measures(root))
+        # The structure first: it is free, and most drafts that fail, fail it.
+        if not m["constants"] or not structure_can_meet(level, m):
+            return None
         m["distractor_min"], m["distractors"] = distractor_stats(root, ev)
         m["oracle_calls"] = 6  # provisional: checked for real below
-        if not m["constants"] or level_problems(level, m) or shortcut(root, draft.answer, g):
+        if level_problems(level, m) or shortcut(root, draft.answer, g):
             return None
         # Minimal: no constraint can be dropped, so the hop count is the effective one.
         if redundant(root, ev):

@@ -18,18 +18,22 @@ import ctypes
 import math
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from wikigym.corpora.manifest import TABLE_FILES
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
 from wikigym.synth.columns import (
+    BlockInts,
     Codes,
     Lists,
     Measures,
@@ -166,6 +170,12 @@ _CACHE_MIN = 512  # subject sets at least this large are kept once built
 _CACHE_CAP = 4_000_000  # members of the kept sets at most (then the cache starts afresh)
 
 
+def _packed(values: np.ndarray) -> BlockInts | np.ndarray:
+    """``values`` as block offsets when they pack, else as they are."""
+    got = BlockInts.pack(values)
+    return got if got is not None else values
+
+
 def _spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The positions ``starts[i]..ends[i] - 1`` of every span, concatenated."""
     lengths = ends - starts
@@ -186,12 +196,14 @@ def _as_int(x: object) -> int | None:
 
 
 class RowIndex(Mapping[int, tuple[int, ...]]):
-    """entity -> its fact rows (in fact order): offsets per entity into an order of rows."""
+    """entity -> its fact rows (in fact order): offsets per entity into an order of rows
+    (``order`` None: the rows are already in entity order, so the order is the identity
+    and is not stored)."""
 
-    def __init__(self, order: np.ndarray, offsets: np.ndarray) -> None:
+    def __init__(self, order: np.ndarray | None, offsets: np.ndarray) -> None:
         self._order = order
         self._offsets = offsets
-        self._o = mv(order)
+        self._o = mv(order) if order is not None else None
         self._off = mv(offsets)
         self._n = len(offsets) - 1
 
@@ -200,7 +212,23 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         if e is None or not 0 <= e < self._n:
             return default
         a, b = self._off[e], self._off[e + 1]
-        return tuple(self._o[a:b]) if b > a else default
+        if b <= a:
+            return default
+        return tuple(self._o[a:b]) if self._o is not None else tuple(range(a, b))
+
+    def rows_of(self, entity: int) -> Sequence[int]:
+        """The rows of ``entity`` (a valid node id) as a sequence."""
+        a, b = self._off[entity], self._off[entity + 1]
+        return self._o[a:b] if self._o is not None else range(a, b)
+
+    def rows_of_all(self, entities: np.ndarray) -> np.ndarray:
+        """The rows of every entity in ``entities`` (valid node ids), concatenated."""
+        off = self._offsets
+        spans = _spans(off[entities], off[entities + 1])
+        return self._order[spans] if self._order is not None else spans
+
+    def nbytes(self) -> int:
+        return self._offsets.nbytes + (self._order.nbytes if self._order is not None else 0)
 
     def __getitem__(self, key: int) -> tuple[int, ...]:
         got = self.get(key, None)
@@ -233,8 +261,8 @@ class RelationRows(Mapping[int, tuple[int, ...]]):
         g = self._g
         if e is None or not 0 <= e < g.n_nodes:
             return default
-        off, rel, code = g.out_off, g.f_rel_codes, self._code
-        got = tuple(r for r in g.out_order[off[e] : off[e + 1]] if rel[r] == code)
+        rel, code = g.f_rel_codes, self._code
+        got = tuple(r for r in g.out_rows.rows_of(e) if rel[r] == code)
         return got if got else default
 
     def __getitem__(self, key: int) -> tuple[int, ...]:
@@ -439,6 +467,11 @@ class KnowledgeGraph:
         used = sorted(set(np.unique(kind_codes).tolist()) - {-1})
         self.kind_members = KindMembers(self, [kind_names[c] for c in used])
         self._measured: dict[str, frozenset[int]] = {}
+        self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
+        self._least: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._relation_kind: dict[tuple[str, str], str | None] = {}
+        self._ranges: dict[tuple[int, int], frozenset[int]] = {}
+        self._ranges_held = 0
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -446,15 +479,16 @@ class KnowledgeGraph:
         self.relation_names = relation_names
         self._rel_index = {r: i for i, r in enumerate(relation_names)}
         # Fact columns (rows in fact order).
-        self.fid = facts["fact_id"]
+        # Fact ids and passage ids climb with the rows: 2 bytes a row as block offsets.
+        self._fid = _packed(facts["fact_id"])
         self.subj = facts["subject"]
         self.rel = facts["relation"]
         self.obj = facts["object"]
         self.val = facts["value"]
-        self.pid = facts["passage_id"]
-        self.f_id = mv(self.fid)
+        self._pid = _packed(facts["passage_id"])
+        self.f_id: Sequence[int] = self._fid if isinstance(self._fid, BlockInts) else mv(self._fid)
         self.f_subj = mv(self.subj)
-        self.f_pid = mv(self.pid)
+        self.f_pid: Sequence[int] = self._pid if isinstance(self._pid, BlockInts) else mv(self._pid)
         self.f_rel = Names(self.rel, relation_names)
         self.f_obj = Nodes(self.obj, values.keys)
         self.f_surface = Through(self.val, values.surfaces)
@@ -462,6 +496,16 @@ class KnowledgeGraph:
         self.f_measure = Measures(values.measure, self.val)
         self._obj_mv = mv(self.obj)
         self._index(values)
+
+    @property
+    def fid(self) -> np.ndarray:
+        """The fact id of every row (one array, decoded on each call)."""
+        return self._fid.to_numpy() if isinstance(self._fid, BlockInts) else self._fid
+
+    @property
+    def pid(self) -> np.ndarray:
+        """The passage id of every row (one array, decoded on each call)."""
+        return self._pid.to_numpy() if isinstance(self._pid, BlockInts) else self._pid
 
     # ---- building ------------------------------------------------------------------
     @classmethod
@@ -479,17 +523,19 @@ class KnowledgeGraph:
         rows_dt = index_dtype(m)
         rel_bounds = np.arange(n_rel + 1)
         # entity -> rows out (subject) and in (entity object), rows in fact order.
-        order = np.argsort(self.subj, kind="stable").astype(rows_dt)
-        off = np.zeros(n + 1, dtype=np.int64)
+        # Facts come article by article, so their subjects are usually in order already:
+        # then the order is the identity and is not stored (4 bytes a fact).
+        in_order = bool(np.all(self.subj[1:] >= self.subj[:-1]))
+        order = None if in_order else np.argsort(self.subj, kind="stable").astype(rows_dt)
+        off = np.zeros(n + 1, dtype=rows_dt)
         np.cumsum(np.bincount(self.subj, minlength=n), out=off[1:])
         self.out_rows = RowIndex(order, off)
         self.n_nodes = n
-        self.out_order, self.out_off = mv(order), mv(off)
         self.f_rel_codes = mv(self.rel)
         ent_rows = np.flatnonzero(self.obj >= 0).astype(rows_dt)
         ent_obj = self.obj[ent_rows]
         order = ent_rows[np.argsort(ent_obj, kind="stable")]
-        off = np.zeros(n + 1, dtype=np.int64)
+        off = np.zeros(n + 1, dtype=rows_dt)
         np.cumsum(np.bincount(ent_obj, minlength=n), out=off[1:])
         self.in_rows = RowIndex(order, off)
         del ent_rows, ent_obj
@@ -598,29 +644,45 @@ class KnowledgeGraph:
         """The objects of every entity in ``subjects`` under ``relation`` (one numpy pass
         over their out rows; other items are ignored)."""
         code = self._rel_index.get(relation)
-        ids = np.fromiter(
-            (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
-            dtype=np.int64,
-        )
+        ids = self._entity_codes(subjects)
+        if ids is None:
+            ids = np.fromiter(
+                (e for x in subjects if (e := _as_int(x)) is not None and 0 <= e < self.n_nodes),
+                dtype=np.int64,
+            )
         if code is None or not len(ids):
             return set()
-        off = self.out_rows._offsets
-        rows = self.out_rows._order[_spans(off[ids], off[ids + 1])]
+        rows = self.out_rows.rows_of_all(ids)
         return self._decode(np.unique(self.obj[rows[self.rel[rows] == code]]))
 
     def subjects_of_all(self, relation: str, objects: Iterable[object]) -> set[int]:
         """The subjects that have some item of ``objects`` under ``relation`` (one numpy
         pass; items not in the graph are ignored)."""
         i = self._rel_index.get(relation)
-        codes = np.fromiter(
-            (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
-        )
+        codes = self._entity_codes(objects)
+        if codes is None:  # some literal keys among them: encode one by one
+            codes = np.fromiter(
+                (c for x in objects if (c := self.encode(x)) is not None), dtype=np.int64
+            )
         if i is None or not len(codes):
             return set()
         rs = self._inverse[relation]
         seg = self.inv_obj[rs._lo : rs._hi]
         a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
         return set(self.inv_subj[rs._lo + _spans(a, b)].tolist())
+
+    def _entity_codes(self, items: Iterable[object]) -> np.ndarray | None:
+        """The entities among ``items`` as codes when every item is an ``int`` (those outside
+        the graph dropped), else None."""
+        items = items if isinstance(items, Collection) else list(items)
+        # fromiter would also take "12", 1.5 or True: only plain ints take this path.
+        if not all(type(x) is int for x in items):
+            return None
+        try:
+            ids = np.fromiter(items, dtype=np.int64, count=len(items))
+        except OverflowError:  # an int past 64 bits: not a node, left to the slow path
+            return None
+        return ids[(ids >= 0) & (ids < self.n_nodes)]
 
     def _decode(self, codes: np.ndarray) -> set[int | str]:
         keys = self.lit_keys
@@ -646,7 +708,19 @@ class KnowledgeGraph:
         values = self.range_vals[b0:b1]
         a = int(np.searchsorted(values, lo, side="left"))
         b = int(np.searchsorted(values, hi, side="right"))
-        return frozenset(self.range_subj[b0 + a : b0 + b].tolist())
+        # Spans repeat (decades, centuries, round numbers): large sets are kept, keyed by
+        # the rows they cover, within the same bound as the subject sets.
+        key = (b0 + a, b0 + b)
+        got = self._ranges.get(key)
+        if got is None:
+            got = frozenset(self.range_subj[b0 + a : b0 + b].tolist())
+            if b - a >= _CACHE_MIN:
+                self._ranges_held += b - a
+                if self._ranges_held > _CACHE_CAP:  # bounded: start afresh rather than grow
+                    self._ranges.clear()
+                    self._ranges_held = b - a
+                self._ranges[key] = got
+        return got
 
     def members(self, kind: str) -> frozenset[int]:
         """Entities of ``kind`` (built on first use, then kept: there are few kinds)."""
@@ -719,6 +793,82 @@ class KnowledgeGraph:
         hit = ka[kb[np.minimum(np.searchsorted(kb, ka), len(kb) - 1)] == ka] if len(kb) else ka[:0]
         return frozenset((hit >> 32).tolist())
 
+    def functional(self, relation: str) -> bool:
+        """Whether every subject of ``relation`` has at most one fact under it (one numpy
+        pass over its (relation, subject)-sorted rows; kept once computed)."""
+        key = ("functional", relation)
+        got = self._relation_stats.get(key)
+        if got is None:
+            i = self._rel_index.get(relation)
+            got = True
+            if i is not None:
+                fb = self._fwd_bounds
+                s = self.subj[self.fwd_rows[fb[i] : fb[i + 1]]]
+                got = not bool(np.any(s[1:] == s[:-1]))
+            self._relation_stats[key] = got
+        return bool(got)
+
+    def object_kind(self, relation: str) -> str | None:
+        """The commonest kind among the entity objects of ``relation``'s facts (ties: the
+        kind name first in order; kept once computed)."""
+        key = ("object_kind", relation)
+        if key not in self._relation_stats:
+            i = self._rel_index.get(relation)
+            best: str | None = None
+            if i is not None:
+                fb = self._fwd_bounds
+                o = self.obj[self.fwd_rows[fb[i] : fb[i + 1]]]
+                k = self._kind_codes[o[o >= 0]]
+                names = self.kinds.names
+                counts = np.bincount(k[k >= 0], minlength=len(names))
+                counts[[c for c, name in enumerate(names) if not name]] = 0
+                if len(counts) and counts.max() > 0:
+                    best = min(names[c] for c in np.flatnonzero(counts == counts.max()).tolist())
+            self._relation_stats[key] = best
+        got = self._relation_stats[key]
+        return got if isinstance(got, str) else None
+
+    def relation_kind(self, relation: str, side: str) -> str | None:
+        """The one kind that every subject (``side="subject"``) or every entity object
+        (``side="object"``) of ``relation`` has, or None (several kinds, or some entity
+        without one). A set of such entities needs no filtering by that kind."""
+        key = (side, relation)
+        if key not in self._relation_kind:
+            i = self._rel_index.get(relation)
+            one: str | None = None
+            if i is not None:
+                fb = self._fwd_bounds
+                rows = self.fwd_rows[fb[i] : fb[i + 1]]
+                ents = self.subj[rows] if side == "subject" else self.obj[rows]
+                codes = np.unique(self._kind_codes[ents[ents >= 0]])
+                if len(codes) == 1 and codes[0] >= 0:
+                    one = self.kinds.names[int(codes[0])]
+            self._relation_kind[key] = one
+        return self._relation_kind[key]
+
+    def least_measures(self, relation: str, entities: np.ndarray) -> np.ndarray:
+        """The least ``relation`` measure of each of ``entities`` (NaN: none), looked up in
+        the relation's measured subjects (their least measures kept once computed)."""
+        got = self._least.get(relation)
+        if got is None:
+            i = self._rel_index.get(relation)
+            if i is None:
+                got = (np.zeros(0, dtype=self.subj.dtype), np.zeros(0))
+            else:
+                b = self._range_bounds
+                subj, vals = self.range_subj[b[i] : b[i + 1]], self.range_vals[b[i] : b[i + 1]]
+                # Sorted by measure: a subject's first position holds its least measure.
+                uniq, first = np.unique(subj, return_index=True)
+                got = (uniq, vals[first])
+            self._least[relation] = got
+        subj, vals = got
+        out = np.full(len(entities), np.nan)
+        if len(subj):
+            j = np.minimum(np.searchsorted(subj, entities), len(subj) - 1)
+            hit = subj[j] == entities
+            out[hit] = vals[j[hit]]
+        return out
+
     def measured_subjects(self, relation: str) -> frozenset[int]:
         """Subjects with a measured ``relation`` fact (kept once built: one per relation)."""
         got = self._measured.get(relation)
@@ -733,16 +883,19 @@ class KnowledgeGraph:
 
     def nbytes(self) -> int:
         """Bytes held by the graph's arrays and strings (the members cache aside)."""
+        packed = [c for c in (self._fid, self._pid) if isinstance(c, BlockInts)]
+        plain = [c for c in (self._fid, self._pid) if isinstance(c, np.ndarray)]
         arrays = [
-            self.fid, self.subj, self.rel, self.obj, self.val, self.pid, self.fwd_rows,
+            *plain, self.subj, self.rel, self.obj, self.val, self.fwd_rows,
             self.inv_obj, self.inv_subj, self.range_vals, self.range_subj,
             self.key_surf_val, self.key_alias_val, self.key_measure, self._kind_codes,
-            self.val_measure, self.out_rows._order, self.out_rows._offsets,
-            self.in_rows._order, self.in_rows._offsets,
+            self.val_measure,
         ]  # fmt: skip
         strings: list[Strings | Lists] = [self.titles, self.lit_keys, self.val_surfaces]
         strings += [self.redirects, self.val_aliases]
-        return sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings)
+        rows = self.out_rows.nbytes() + self.in_rows.nbytes()
+        held = sum(a.nbytes for a in arrays) + sum(s.nbytes() for s in strings) + rows
+        return held + sum(c.nbytes() for c in packed)
 
 
 # ---- the build: DuckDB scans and groups in bounded pieces, numpy joins and sorts ---------
@@ -768,34 +921,42 @@ def _where(source: str) -> str:
 
 
 class _PassageDocs:
-    """passage_id -> doc id of the snapshot's passages, read in chunks into one array
-    (-1: a passage without a doc id, ``_MISSING``: no such passage)."""
+    """passage_id -> doc id of the snapshot's passages, in one int32 array (-1: a passage
+    without a doc id, ``_MISSING``: no such passage).
+
+    Read straight from the passages table's two id columns in Arrow batches, not through
+    DuckDB: the allocator DuckDB scans with keeps what the scan freed (tens of MB per
+    million passages), which would stay resident beside the graph."""
 
     def __init__(self, snapshot: Snapshot) -> None:
-        span = snapshot.sql(
-            "SELECT min(passage_id) AS lo, max(passage_id) AS hi, count(*) AS n FROM passages"
-        ).to_pylist()[0]
-        n = int(span["n"] or 0)
-        lo, hi = (int(span["lo"]), int(span["hi"])) if n else (0, -1)
+        table = pq.ParquetFile(Path(snapshot.path) / TABLE_FILES["passages"])
+        lo, hi, n = 0, -1, 0
+        for batch in table.iter_batches(batch_size=CHUNK_FACTS, columns=["passage_id"]):
+            ids = batch.column(0).drop_null()
+            if len(ids):
+                mm = pc.min_max(ids)
+                a, b = int(mm["min"].as_py()), int(mm["max"].as_py())
+                lo, hi = (a, b) if not n else (min(lo, a), max(hi, b))
+                n += len(ids)
         self._base = lo
         self._dense = n == 0 or hi - lo + 1 <= 2 * n + 1024
-        ids, docs = [], []
-        step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // max(n, 1)))
-        for start in range(lo, hi + 1, step):
-            t = snapshot.sql(
-                "SELECT passage_id, doc_id FROM passages WHERE passage_id >= ?"
-                " AND passage_id < ? ORDER BY passage_id",
-                [start, start + step],
-            )
-            ids.append(t.column("passage_id").to_numpy())
-            docs.append(t.column("doc_id").fill_null(-1).to_numpy().astype(np.int64))
-        pid = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-        doc = np.concatenate(docs) if docs else np.zeros(0, dtype=np.int64)
-        if self._dense:
-            self._docs = np.full(max(hi - lo + 1, 0), _MISSING, dtype=np.int64)
-            self._docs[pid - lo] = doc
-        else:
-            self._ids, self._docs = pid, doc
+        size = max(hi - lo + 1, 0) if self._dense else n
+        self._docs = np.full(size, _MISSING, dtype=np.int32)
+        ids_all = np.zeros(0 if self._dense else n, dtype=np.int64)
+        at = 0
+        for batch in table.iter_batches(batch_size=CHUNK_FACTS, columns=["passage_id", "doc_id"]):
+            keep = batch.column(0).is_valid()
+            pid = batch.column(0).filter(keep).to_numpy()
+            doc = batch.column(1).filter(keep).fill_null(-1).to_numpy()
+            if self._dense:
+                self._docs[pid - lo] = doc
+            else:
+                ids_all[at : at + len(pid)] = pid
+                self._docs[at : at + len(pid)] = doc
+                at += len(pid)
+        if not self._dense:
+            order = np.argsort(ids_all, kind="stable")
+            self._ids, self._docs = ids_all[order], self._docs[order]
 
     def docs(self, pids: np.ndarray, valid: np.ndarray) -> np.ndarray:
         """The doc ids of ``pids`` (``_MISSING`` where not ``valid`` or not a passage)."""
@@ -863,7 +1024,7 @@ def _articles(
         uniq, last = np.unique(rev, return_index=True)
         inside = uniq < n
         kinds[uniq[inside]] = obj_codes[oi[::-1][last[inside]]]
-    return titles, redirects, kinds, names
+    return titles, redirects, kinds.astype(np.int16 if len(names) < 2**15 else np.int32), names
 
 
 @dataclass(slots=True)

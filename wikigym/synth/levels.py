@@ -102,3 +102,27 @@ def level_problems(level: str, m: Mapping[str, float | int | str]) -> list[str]:
     else:
         out.append(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
     return out
+
+
+# What each level needs of the three structural measures, as lower bounds: hops,
+# intersections, obfuscated values (see :func:`level_problems`).
+_STRUCTURE_FLOOR: dict[str, tuple[int, int, int]] = {
+    "easy": (1, 0, 0),
+    "medium": (2, 0, 0),
+    "hard": (2, 0, 1),
+    "phd": (3, 1, 2),
+}
+
+
+def structure_can_meet(level: str, m: Mapping[str, float | int | str]) -> bool:
+    """Whether a query with structural measures ``m`` (hops, intersections, obfuscated
+    values), or any query made from it by dropping constraints, can still meet ``level``.
+
+    Dropping a constraint never raises any of the three, and every level needs at least
+    its floor of each, so a query below a floor is rejected before it is minimised or
+    proved: none of its reductions can make a task of that level."""
+    floor = _STRUCTURE_FLOOR.get(level)
+    if floor is None:
+        return True
+    got = (m.get("hops", 0), m.get("intersections", 0), m.get("obfuscated_values", 0))
+    return all(isinstance(v, int | float) and v >= f for v, f in zip(got, floor, strict=True))

@@ -166,8 +166,6 @@ class Renderer:
         self._intros: list[str] = []
         self._kinds: set[str] = set()
         self._allow_intro = True
-        self._functional: dict[str, bool] = {}
-        self._object_kind: dict[str, str | None] = {}
         self._reduce_p = 0.5  # chance a description starts with a reduced clause
         self._frame = ""  # the frame of the last introduction
 
@@ -179,10 +177,7 @@ class Renderer:
 
     def functional(self, relation: str) -> bool:
         """Whether every subject of ``relation`` has one object (its noun takes "the")."""
-        if relation not in self._functional:
-            objs = self.g.fwd.get(relation, {})
-            self._functional[relation] = all(len(v) <= 1 for v in objs.values())
-        return self._functional[relation]
+        return self.g.functional(relation)
 
     # ---- constants -------------------------------------------------------------------
     def value_words(self, node: Value | Range) -> tuple[str, str]:
@@ -411,17 +406,7 @@ class Renderer:
 
     def object_kind(self, relation: str) -> str | None:
         """The commonest kind of the entities ``relation`` points to (ties by name)."""
-        if relation not in self._object_kind:
-            counts: dict[str, int] = {}
-            for objs in self.g.fwd.get(relation, {}).values():
-                for r in objs:
-                    o = self.g.f_obj[r]
-                    k = self.g.kinds[o] if isinstance(o, int) else None
-                    if k:
-                        counts[k] = counts.get(k, 0) + 1
-            best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            self._object_kind[relation] = best[0][0] if best else None
-        return self._object_kind[relation]
+        return self.g.object_kind(relation)
 
     def negated(self, node: Node, who: str) -> str:
         """ "who was not born in X": a negated one-hop constraint."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from wikigym.synth.evaluate import Evaluator, number_key, same_object
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
     CENTURY_PARTS,
@@ -38,6 +39,7 @@ from wikigym.synth.query import (
     Union,
     Value,
     forms_of,
+    measures,
 )
 from wikigym.synth.templates import comparable, negated_clauses, relation_text
 from wikigym.synth.values import number_span, year_span
@@ -145,7 +147,7 @@ class Sampler:
         that the others make redundant is dropped, so its hop count is the effective one."""
         self.ev.reset()
         d = self._draft(level, form, want_yes)
-        if d is None:
+        if d is None or not structure_can_meet(level, measures(d.root)):
             return None
         wanted = (lambda n: form in forms_of(n)) if form in SPECIAL_FORMS else None
         root = minimize(d.root, self.ev, prefer=wanted)
@@ -434,6 +436,27 @@ class Sampler:
             picked.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
         return picked
 
+    def _of_kind(
+        self,
+        found: frozenset[int],
+        relation: str,
+        subjects: bool,
+        kind: str | None,
+        kind_set: frozenset[int] | None,
+    ) -> frozenset[int]:
+        """``found`` (subjects of ``relation`` when ``subjects``, else its entity objects)
+        restricted to ``kind_set``, the members of ``kind``: without intersecting when every
+        such entity of the relation has that kind (the usual case; an intersection with a
+        kind of 10^5 members costs milliseconds)."""
+        if kind_set is None:
+            return found
+        if (
+            kind is not None
+            and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
+        ):
+            return found
+        return found & kind_set
+
     def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, frozenset[int]]:
         """A one-hop constraint from a fact of the described entity, and its set."""
         g = self.g
@@ -476,7 +499,7 @@ class Sampler:
             return goal(c) if goal is not None else len(c) == 1
 
         if depth == 1 and shape.special == "wide":
-            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok)
+            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None)
         special = shape.special if top and shape.special != "wide" else None
         literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
@@ -505,12 +528,13 @@ class Sampler:
                     if is_subj
                     else frozenset(x for x in g.objects(rel, other) if isinstance(x, int))
                 )
-            cand = main_set & kind_set if kind_set is not None else main_set
+            cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
             if e not in cand:
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
+                fixed = (main, cand, row)
                 got_wide = self._wide(
-                    e, kind, kind_set, visited, shape, skip_rel, ok, (main, cand, row)
+                    e, kind, kind_set, visited, shape, skip_rel, ok, fixed, unique=goal is None
                 )
                 if got_wide is not None:
                     return got_wide
@@ -555,18 +579,21 @@ class Sampler:
         skip_rel: str | None,
         ok: Goal,
         fixed: tuple[Node, frozenset[int], int] | None = None,
+        unique: bool = False,
     ) -> tuple[Node, frozenset[int]] | None:
         """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
         first), none of which identifies it alone and none redundant. With ``fixed`` (a
         constraint, its set, its fact row), that constraint is one of them: the answer's
-        own chain, so the question keeps its hops."""
+        own chain, so the question keeps its hops. ``unique``: ``ok`` accepts exactly the
+        set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
+        before its combinations are tried."""
         g = self.g
         leaves: list[tuple[Node, frozenset[int], str]] = []
         for r, is_subj in self._edges(e, visited, entity_only=False):
             if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
-            alone = s_ & kind_set if kind_set is not None else s_
+            alone = self._of_kind(s_, g.f_rel[r], is_subj, kind, kind_set)
             if e in alone and len(alone) >= 2:
                 leaves.append((node, alone, g.f_rel[r]))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
@@ -576,6 +603,12 @@ class Sampler:
             by_rel.setdefault(leaf[2], leaf)
         pool = list(by_rel.values())[:WIDE_POOL]
         base = [] if fixed is None else [(fixed[0], fixed[1], "")]
+        if unique and pool:
+            # A combination's set holds the set of all of them: when that one is not {e},
+            # no combination can identify e.
+            every = sorted((c[1] for c in base + pool), key=len)
+            if len(every[0].intersection(*every[1:])) > 1:
+                return None
         # The first combination (in a fixed order) that identifies e and needs every member.
         for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
             for combo in itertools.combinations(range(len(pool)), size):
@@ -668,7 +701,7 @@ class Sampler:
             if g.f_rel[r] in used_rels:
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
-            alone = s_ & kind_set if kind_set is not None else s_
+            alone = self._of_kind(s_, g.f_rel[r], is_subj, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
         if wide:
             leaves.sort(key=lambda t: -len(t[1]))

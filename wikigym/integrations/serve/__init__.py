@@ -4,7 +4,7 @@ WebSocket ``/ws`` sessions (reset/step/state/close messages), stateless HTTP ``/
 ``/step`` one-shots, ``/health``, ``/schema`` and a Prometheus ``/metrics``. Every session's
 env is made from the env recipe (:mod:`wikigym.envs.recipe`) over one shared snapshot, so a
 served episode equals an in-process one with the same task, seed and actions. Needs the
-``serve`` extra (Starlette, Uvicorn, websockets); see ``docs/serve.md``.
+``serve`` extra (Starlette and Uvicorn for HTTP, picows for ``/ws``); see ``docs/serve.md``.
 """
 
 from __future__ import annotations

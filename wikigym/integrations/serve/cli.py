@@ -56,12 +56,6 @@ def add_parser(sub: Any) -> None:
         help="require this token (header 'Authorization: Bearer TOKEN', or base URL "
         "http://HOST:PORT/TOKEN); without it the server has no authentication",
     )
-    p.add_argument(
-        "--ws-compression",
-        action="store_true",
-        help="offer WebSocket permessage-deflate (off: it costs server CPU on every step; "
-        "worth it only over slow links)",
-    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -83,7 +77,6 @@ def _config(args: argparse.Namespace) -> ServeConfig:
         idle_timeout_s=args.idle_timeout,
         workers=args.workers,
         token=args.token,
-        ws_compression=args.ws_compression,
     )
 
 
@@ -98,7 +91,7 @@ def _is_loopback(host: str) -> bool:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open the snapshot, bind, serve until SIGTERM/Ctrl-C, close every session."""
-    require_extra(["starlette", "uvicorn", "websockets"], "serve", "wikigym serve")
+    require_extra(["starlette", "uvicorn", "picows"], "serve", "wikigym serve")
     from wikigym.integrations.serve.app import create_app
     from wikigym.integrations.serve.server import bind, uvicorn_server
 
@@ -113,7 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    server = uvicorn_server(app, ws_compression=config.ws_compression)
+    server = uvicorn_server(app)
     print(
         f"wikigym serve: http://{host}:{port} ({', '.join(config.env_ids)}; "
         f"max {config.max_sessions} sessions)",

@@ -31,8 +31,6 @@ class ServeConfig:
         workers: Threads that run env work (resets, steps, env creation).
         token: When set, every request must carry it (``Authorization: Bearer TOKEN``, or
             the base URL ``http://HOST:PORT/TOKEN``).
-        ws_compression: Offer WebSocket permessage-deflate. Off by default: on loopback and
-            in a cluster it costs more server CPU (zlib on every observation) than it saves.
     """
 
     corpus: str | None = None
@@ -43,7 +41,6 @@ class ServeConfig:
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     workers: int = 8
     token: str | None = None
-    ws_compression: bool = False
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:

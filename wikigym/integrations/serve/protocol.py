@@ -78,14 +78,15 @@ def loads(raw: str | bytes) -> Any:
         raise json.JSONDecodeError("nested too deep", "", 0) from None
 
 
-def dumps(message: Any) -> str:
-    """A wire message as JSON text (UTF-8, no ASCII escapes); its parse equals ``message``."""
+def dumps(message: Any) -> bytes:
+    """A wire message as UTF-8 JSON (no ASCII escapes), encoded once; its parse equals
+    ``message``."""
     if orjson is not None:
         try:
-            return orjson.dumps(message).decode()
+            return orjson.dumps(message)
         except TypeError:  # an int past 64 bits: json writes it exactly
             pass
-    return json.dumps(message, ensure_ascii=False, allow_nan=False)
+    return json.dumps(message, ensure_ascii=False, allow_nan=False).encode()
 
 
 def error_message(code: WireCode, message: str, **extra: Any) -> dict[str, Any]:
@@ -176,12 +177,27 @@ def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as JSON data (tuples as lists, numpy scalars as numbers, NaN as None)."""
+    """``value`` as JSON data (tuples as lists, numpy scalars as numbers, NaN as None).
+
+    Exact built-in types are tested first (an env's ``info`` is almost all str, int, bool,
+    None, list and dict, and this runs on every step); anything else takes the general path.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): jsonable(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [jsonable(v) for v in value]
+    return _jsonable_other(value)
+
+
+def _jsonable_other(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
-    if isinstance(value, bool | int | str) or value is None:
+    if isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None

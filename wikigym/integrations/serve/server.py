@@ -1,18 +1,26 @@
-"""Running the app: a bound socket, Uvicorn in the foreground (the CLI) or in a thread."""
+"""Running the app: a bound socket, one port for HTTP (Uvicorn) and ``/ws`` (picows), in the
+foreground (the CLI) or in a thread."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from wikigym.errors import ConfigError
 from wikigym.integrations.serve.config import ServeConfig
+from wikigym.integrations.serve.ws import Hub
 
 STARTUP_TIMEOUT_S = 30.0
+HEAD_TIMEOUT_S = 60.0
+"""A connection that sends no complete request head in this long is closed (generous: a client
+starved of CPU may take many seconds between its TCP connect and its request)."""
+MAX_HEAD_BYTES = 16 * 1024
+"""Past this many bytes without a head's end, the request goes to Uvicorn (which refuses it)."""
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -37,21 +45,94 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(app: Any, *, ws_compression: bool = False) -> Any:
-    """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open sessions).
+class Dispatch(asyncio.Protocol):
+    """A connection's first protocol: reads the request head, then hands the connection over.
 
-    Uvicorn picks uvloop and httptools when they are installed (``loop``/``http`` "auto").
+    A WebSocket upgrade (``Upgrade: websocket``) goes to picows with :meth:`~.ws.Hub.listener`
+    as its router; anything else to Uvicorn's HTTP protocol and the Starlette app. Both get the
+    bytes read so far and parse them in full themselves: this only looks for the header.
+    """
+
+    def __init__(self, hub: Hub, http: Callable[..., Any], **uvicorn_kwargs: Any) -> None:
+        self.hub = hub
+        self.http = http
+        self.uvicorn_kwargs = uvicorn_kwargs
+        self.head = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.timer = asyncio.get_running_loop().call_later(HEAD_TIMEOUT_S, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        self.head += data
+        end = self.head.find(b"\r\n\r\n")
+        if end < 0 and len(self.head) < MAX_HEAD_BYTES:
+            return
+        assert self.transport is not None
+        if self.timer is not None:
+            self.timer.cancel()
+        head = bytes(self.head[: max(end, 0)]).lower()
+        if _is_upgrade(head):
+            _hand_over_buffered(self.transport, self.hub.protocol(), bytes(self.head))
+        else:
+            protocol = self.http(**self.uvicorn_kwargs)
+            self.transport.set_protocol(protocol)
+            protocol.connection_made(self.transport)
+            protocol.data_received(bytes(self.head))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+
+def _is_upgrade(head: bytes) -> bool:
+    """Whether a (lower-cased) request head asks for a WebSocket upgrade."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip() == b"upgrade" and value.strip() == b"websocket":
+            return True
+    return False
+
+
+def _hand_over_buffered(
+    transport: asyncio.Transport, protocol: asyncio.BufferedProtocol, data: bytes
+) -> None:
+    """Switch ``transport`` to a buffered ``protocol`` and feed it the bytes already read."""
+    transport.set_protocol(protocol)
+    protocol.connection_made(transport)
+    view = memoryview(data)
+    while view:
+        buffer = memoryview(protocol.get_buffer(len(view)))
+        n = min(len(buffer), len(view))
+        buffer[:n] = view[:n]
+        protocol.buffer_updated(n)
+        view = view[n:]
+
+
+def uvicorn_server(app: Any) -> Any:
+    """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open requests).
+
+    Every connection starts in :class:`Dispatch`: HTTP requests are Uvicorn's (it picks
+    uvloop and httptools when they are installed), ``/ws`` sessions picows'.
     """
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    hub: Hub = app.state.hub
+
+    def protocol(**kwargs: Any) -> Dispatch:
+        return Dispatch(hub, AutoHTTPProtocol, **kwargs)
 
     return uvicorn.Server(
         uvicorn.Config(
             app,
+            http=protocol,  # type: ignore[arg-type, unused-ignore]  # any protocol factory
+            ws="none",  # WebSocket upgrades never reach Uvicorn
             log_level="warning",
             timeout_graceful_shutdown=5,
-            ws_max_size=1 << 20,
-            ws_ping_interval=None,  # sessions are bounded by the idle timeout instead
-            ws_per_message_deflate=ws_compression,
         )
     )
 
@@ -67,7 +148,7 @@ def serve_in_thread(config: ServeConfig, host: str = "127.0.0.1") -> Iterator[tu
     app = create_app(config)
     sock = bind(host, 0)
     addr, port = sock.getsockname()[:2]
-    server = uvicorn_server(app, ws_compression=config.ws_compression)
+    server = uvicorn_server(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_TIMEOUT_S

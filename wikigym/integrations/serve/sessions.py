@@ -15,7 +15,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -118,17 +118,25 @@ class SessionPool:
         self.metrics.session_opened()
         return session
 
-    async def close(self, session: Session, *, expired: bool = False) -> None:
-        """Free the session's slot and close its envs (idempotent)."""
+    def close(self, session: Session, *, expired: bool = False) -> None:
+        """Free the session's slot and close its envs in an env thread (idempotent).
+
+        Called only while no reset or step of the session runs (its env is never closed
+        under a running step).
+        """
         if session.session_id is None or self.sessions.pop(session.session_id, None) is None:
             return
         self.metrics.session_closed(expired=expired)
         envs, session.envs = list(session.envs.values()), {}
         for env in envs:
-            await self.run(env.close)
+            self._executor.submit(env.close)
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """``fn(*args)`` in an env thread; its future."""
+        return self._executor.submit(fn, *args)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in an env thread."""
+        """``fn(*args)`` in an env thread, awaited."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     # ---- episodes -----------------------------------------------------------------------
@@ -231,5 +239,5 @@ class SessionPool:
         ]
 
     def shutdown(self) -> None:
-        """Stop the env threads (after every session has been closed)."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        """Stop the env threads once the work queued on them (env closes) is done."""
+        self._executor.shutdown(wait=True)

@@ -1,0 +1,329 @@
+"""``/ws`` sessions on picows: RFC 6455 frames parsed in Cython, one listener per connection.
+
+picows checks the handshake (GET, HTTP/1.1, ``Upgrade``/``Connection`` headers, a 16-byte
+``Sec-WebSocket-Key``), masking, opcodes, control frame sizes, payload length encodings, the
+frame size bound and close codes, and answers pings. This module adds what it leaves to its
+user: version 13 only, reserved bits (no extension is negotiated), UTF-8 text, message
+reassembly from fragments under the message bound, the close handshake, read backpressure, and
+the OpenEnv messages themselves. Every violation closes that connection with its RFC code;
+nothing a client sends raises out of a callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from http import HTTPStatus
+from typing import Any
+
+from picows import (
+    WSAutoPingStrategy,
+    WSCloseCode,
+    WSFrame,
+    WSListener,
+    WSMsgType,
+    WSProtocolError,
+    WSTransport,
+    WSUpgradeRequest,
+    WSUpgradeResponse,
+    WSUpgradeResponseWithListener,
+)
+
+from wikigym.integrations.serve.protocol import (
+    ProtocolError,
+    WireCode,
+    action_text,
+    dumps,
+    error_message,
+    parse_message,
+)
+from wikigym.integrations.serve.sessions import Session, SessionPool
+
+log = logging.getLogger("wikigym.serve")
+
+MAX_MESSAGE_BYTES = 1 << 20
+"""The largest message (one frame, or the sum of a fragmented message's frames)."""
+
+HANDSHAKE_TIMEOUT_S = 10.0
+"""A connection that has not completed the handshake in this long is closed."""
+
+MAX_PENDING = 16
+"""Messages a session holds unanswered before the server stops reading its socket."""
+
+_DATA_FRAMES = (WSMsgType.TEXT, WSMsgType.BINARY)
+
+
+class Hub:
+    """What every connection of one server shares: the pool, the open sockets, the state.
+
+    Attributes:
+        pool: The sessions and their env threads.
+        sockets: Open ``/ws`` connections by session id (the reaper and shutdown close them).
+        stopping: Set once shutdown starts: new connections are told ``SHUTTING_DOWN``.
+        authorized: ``(path, headers) -> path`` without the token prefix, or None when the
+            request lacks the server's token (see :func:`~.app.authorized_path`).
+    """
+
+    def __init__(
+        self,
+        pool: SessionPool,
+        authorized: Callable[[str, dict[bytes, bytes]], str | None],
+    ) -> None:
+        self.pool = pool
+        self.sockets: dict[str, WsSession] = {}
+        self.stopping = False
+        self.authorized = authorized
+
+    def listener(self, request: WSUpgradeRequest) -> WSListener | WSUpgradeResponseWithListener:
+        """picows' router: a session for ``/ws``, an HTTP error for anything else."""
+        headers = {k.lower().encode(): v.encode() for k, v in request.headers.items()}
+        path = self.authorized(request.path.decode("latin-1").split("?", 1)[0], headers)
+        if path is None:
+            return _refusal(HTTPStatus.FORBIDDEN, b"missing or wrong token")
+        if path != "/ws":
+            return _refusal(HTTPStatus.NOT_FOUND, b"WebSocket sessions are served on /ws")
+        if request.headers.get("sec-websocket-version") != "13":
+            response = WSUpgradeResponse.create_error_response(
+                HTTPStatus.UPGRADE_REQUIRED, b"WebSocket version 13 only"
+            )
+            response.headers["Sec-WebSocket-Version"] = "13"
+            return WSUpgradeResponseWithListener(response, None)
+        return WsSession(self)
+
+    def protocol(self) -> asyncio.BufferedProtocol:
+        """A picows server-side protocol for one connection, routed by :meth:`listener`."""
+        # the class ws_create_server makes, for one socket (not in picows' stubs)
+        from picows.picows import WSProtocol  # type: ignore[attr-defined, unused-ignore]
+
+        protocol: asyncio.BufferedProtocol = WSProtocol(
+            None,  # host and port: a client's
+            None,  # path: a client's
+            False,  # server side
+            self.listener,
+            log,
+            True,  # a bug in a callback closes that connection (1011), logged
+            HANDSHAKE_TIMEOUT_S,
+            False,  # no pings from the server: sessions end by the idle timeout
+            20.0,
+            20.0,
+            WSAutoPingStrategy.PING_WHEN_IDLE,
+            True,  # answer pings
+            MAX_MESSAGE_BYTES,  # a frame past it: close 1009
+            None,  # extra headers: a client's
+            16 * 1024,  # initial read buffer
+        )
+        return protocol
+
+
+def _refusal(status: HTTPStatus, body: bytes) -> WSUpgradeResponseWithListener:
+    return WSUpgradeResponseWithListener(
+        WSUpgradeResponse.create_error_response(status, body), None
+    )
+
+
+class WsSession(WSListener):
+    """One connection's OpenEnv session: messages answered in order, env work in threads.
+
+    A message is read whole (reassembled from its fragments), decoded, and queued; the
+    session runs one at a time: a reset or step goes to an env thread and its reply is sent
+    from the event loop when it is done, then the next message starts. Past
+    :data:`MAX_PENDING` queued messages the socket stops being read until the queue drains.
+    """
+
+    def __init__(self, hub: Hub) -> None:
+        super().__init__()
+        self.hub = hub
+        self.transport: WSTransport | None = None
+        self.session: Session | None = None
+        self.pending: deque[str] = deque()
+        self.running = False  # a reset or step is in an env thread
+        self.paused = False
+        self.fragments: list[bytes] | None = None
+        self.fragment_type = WSMsgType.TEXT
+        self.fragment_bytes = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # ---- picows callbacks (the event loop's thread) -------------------------------------
+    def on_ws_connected(self, transport: WSTransport) -> None:
+        self.transport = transport
+        self.loop = asyncio.get_running_loop()
+        pool = self.hub.pool
+        if self.hub.stopping:
+            message = error_message(WireCode.SHUTTING_DOWN, "server stopping")
+            self._close_with(message, WSCloseCode.GOING_AWAY)
+            return
+        try:
+            self.session = pool.open()
+        except ProtocolError as exc:
+            pool.metrics.error(exc.code.value)
+            message = error_message(
+                exc.code,
+                exc.message,
+                active_sessions=pool.held,
+                max_sessions=pool.config.max_sessions,
+            )
+            self._close_with(message, WSCloseCode.TRY_AGAIN_LATER)
+            return
+        assert self.session.session_id is not None
+        self.hub.sockets[self.session.session_id] = self
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        kind = frame.msg_type
+        if frame.rsv1 or frame.rsv2 or frame.rsv3:
+            raise WSProtocolError(WSCloseCode.PROTOCOL_ERROR, "reserved bits set: no extension")
+        if kind in _DATA_FRAMES:
+            if self.fragments is not None:
+                raise WSProtocolError(
+                    WSCloseCode.PROTOCOL_ERROR, "a new message began inside a fragmented one"
+                )
+            if frame.fin:
+                self._message(kind, frame.get_payload_as_bytes())
+                return
+            self.fragments, self.fragment_type = [], kind
+            self.fragment_bytes = 0
+            self._fragment(frame)
+        elif kind is WSMsgType.CONTINUATION:
+            if self.fragments is None:
+                raise WSProtocolError(WSCloseCode.PROTOCOL_ERROR, "continuation of no message")
+            self._fragment(frame)
+            if frame.fin:
+                payload, self.fragments = b"".join(self.fragments), None
+                self._message(self.fragment_type, payload)
+        elif kind is WSMsgType.CLOSE:
+            code = frame.get_close_code()
+            transport.send_close(WSCloseCode.OK if code is WSCloseCode.NO_INFO else code)
+            transport.disconnect()
+        # PONG: nothing to do (PING is answered by picows)
+
+    def on_ws_disconnected(self, transport: WSTransport) -> None:
+        self.pending.clear()
+        if not self.running:  # else the env thread's reply finds the socket gone and frees it
+            self._free()
+
+    # ---- messages -------------------------------------------------------------------------
+    def _fragment(self, frame: WSFrame) -> None:
+        assert self.fragments is not None
+        self.fragment_bytes += frame.payload_size
+        if self.fragment_bytes > MAX_MESSAGE_BYTES:
+            raise WSProtocolError(
+                WSCloseCode.MESSAGE_TOO_BIG, f"a message is at most {MAX_MESSAGE_BYTES} bytes"
+            )
+        self.fragments.append(frame.get_payload_as_bytes())
+
+    def _message(self, kind: WSMsgType, payload: bytes) -> None:
+        if kind is not WSMsgType.TEXT:
+            raise WSProtocolError(
+                WSCloseCode.UNSUPPORTED_DATA, "messages are JSON text frames, not binary"
+            )
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WSProtocolError(WSCloseCode.INVALID_TEXT, "a text frame is not UTF-8") from None
+        if self.session is None:  # refused at connect: its close is on the way
+            return
+        self.pending.append(text)
+        if len(self.pending) >= MAX_PENDING and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.underlying_transport.pause_reading()
+        if not self.running:
+            self._next()
+
+    def _next(self) -> None:
+        """Answer queued messages until one needs an env thread (or none is left)."""
+        pool, session = self.hub.pool, self.session
+        assert session is not None and session.session_id is not None
+        while self.pending:
+            raw = self.pending.popleft()
+            if session.session_id not in pool.sessions:  # reaped while this message came in
+                self.pending.clear()
+                return
+            session.last_active = time.monotonic()
+            kind = ""
+            try:
+                kind, data = parse_message(raw)
+                if kind == "reset":
+                    self._submit(pool.reset_sync, session, data)
+                    return
+                if kind == "step":
+                    self._submit(pool.step_sync, session, action_text(data))
+                    return
+                if kind == "state":
+                    self._send({"type": "state", "data": session.state()})
+                    continue
+                if kind == "close":
+                    self.pending.clear()
+                    if self.transport is not None:
+                        self.transport.send_close(WSCloseCode.OK)
+                        self.transport.disconnect()
+                    return
+                raise ProtocolError(
+                    WireCode.UNKNOWN_TYPE,
+                    f"unknown message type {kind!r}; expected reset, step, state or close",
+                )
+            except ProtocolError as exc:
+                pool.metrics.error(exc.code.value)
+                self._send(error_message(exc.code, exc.message))
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.underlying_transport.resume_reading()
+
+    def _submit(self, fn: Callable[..., dict[str, Any]], *args: Any) -> None:
+        assert self.session is not None
+        self.running = self.session.busy = True
+        future = self.hub.pool.submit(fn, *args)
+        loop = self.loop
+        assert loop is not None
+        future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._done, f))
+
+    def _done(self, future: Future[dict[str, Any]]) -> None:
+        """An env thread finished a reset or step: reply, then take the next message."""
+        session, pool = self.session, self.hub.pool
+        assert session is not None
+        self.running = session.busy = False
+        session.last_active = time.monotonic()
+        try:
+            response = {"type": "observation", "data": future.result()}
+        except ProtocolError as exc:
+            pool.metrics.error(exc.code.value)
+            response = error_message(exc.code, exc.message)
+        except Exception as exc:  # an env bug: logged with its trace, this session only
+            log.error("session %s failed", session.session_id, exc_info=exc)
+            pool.metrics.error(WireCode.EXECUTION_ERROR.value)
+            session.done = True  # the env may be half-stepped: a reset starts clean
+            response = error_message(
+                WireCode.EXECUTION_ERROR,
+                f"{type(exc).__name__}: {exc}; the episode was ended, send a reset",
+            )
+        if self.transport is None or self.transport.is_disconnected:
+            self._free()
+            return
+        self._send(response)
+        self._next()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self.transport is not None and not self.transport.is_close_frame_sent:
+            self.transport.send(WSMsgType.TEXT, dumps(message))
+
+    # ---- ending ---------------------------------------------------------------------------
+    def _close_with(self, message: dict[str, Any] | None, code: WSCloseCode) -> None:
+        if message is not None:
+            self._send(message)
+        if self.transport is not None and not self.transport.is_close_frame_sent:
+            self.transport.send_close(code)
+            self.transport.disconnect()
+
+    def expire(self, message: dict[str, Any] | None = None) -> None:
+        """Closed by the server (idle timeout, shutdown): a last message, then close 1001."""
+        self._close_with(message, WSCloseCode.GOING_AWAY)
+
+    def _free(self) -> None:
+        """Free the session's slot and close its envs (once the socket is gone)."""
+        session, self.session = self.session, None
+        if session is None or session.session_id is None:
+            return
+        self.hub.sockets.pop(session.session_id, None)
+        self.hub.pool.close(session)
