@@ -75,10 +75,12 @@ def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
             if m["role"] != "assistant":
                 shown += m["content"]
                 continue
-            args = json.loads(m["tool_calls"][0]["function"]["arguments"])
-            # Every page and citation the policy writes was shown to it before.
+            function = m["tool_calls"][0]["function"]
+            args = json.loads(function["arguments"])
+            # Every page, citation and answer the policy writes was shown to it before.
             assert "page" not in args or args["page"] in shown
             assert all(f"[{c}]" in shown for c in args.get("citations", []))
+            assert function["name"] != "answer" or args["text"] in shown
     # The shortest route: most easy chats answer straight from the search results.
     names = [
         tuple(m["tool_calls"][0]["function"]["name"] for m in c["messages"] if "tool_calls" in m)
@@ -89,6 +91,26 @@ def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
     assert sum(len(json.dumps(c["messages"])) for c in chats) < 0.8 * full
     rows = compact_rows(spec, dataset_rows(spec, num_rows=3))
     assert [r["prompt"][0]["content"] for r in rows] == [COMPACT_SYSTEM] * 3
+
+
+def test_an_answer_read_in_the_search_results_cites_what_was_shown() -> None:
+    """A task whose oracle cites the answer's own page (not shown by the search) gets a chat
+    that answers from the results, citing the shown hit that holds the answer."""
+    snapshot, tasks = default_resources(progress=False)
+    spec = EnvSpec(tasks=level_subset(tasks, "easy"), kwargs={"python": "off", "max_steps": 8})
+    by_id = {t.task_id: t for t in level_subset(tasks, "easy")}
+    recited = 0
+    for chat in compact_chats(spec):
+        answer = json.loads(chat["messages"][-1]["tool_calls"][0]["function"]["arguments"])
+        oracle = by_id[chat["task_id"]].oracle[-1].arguments
+        if answer["citations"] == oracle["citations"]:
+            continue
+        recited += 1
+        assert answer["text"] == oracle["text"] and len(answer["citations"]) == 1
+        cited = snapshot.passage(int(answer["citations"][0].removeprefix("p")))
+        assert cited is not None
+        assert answer["text"] in cited.text or answer["text"] in cited.title
+    assert recited >= 1
 
 
 def test_turn_windows_hold_each_turn_with_its_least_context() -> None:
@@ -126,3 +148,18 @@ def test_demonstration_line_says_what_the_run_showed() -> None:
     flat = {"varying_group_share": 0.0, "grad_norm_mean": 0.0, "tool_calls": 0}
     assert "NO learning signal" in demonstration_line(flat)
     assert "NO learning signal" in demonstration_line({"varying_group_share": None})
+
+
+def test_tiny_tokenizer_writes_a_name_the_same_after_any_character() -> None:
+    """Words, punctuation and spaces are pre-tokenized apart: a name copied from a question
+    (after a space) into a call (after a quote) is the same tokens, so copying is a plain
+    copy for the tiny model."""
+    from wikigym.trainers.tiny import build_tokenizer
+
+    tok = build_tokenizer(1024)
+    name = tok("Lendis Greimbrund", add_special_tokens=False)["input_ids"]
+    for before, after in ((" ", "?"), ('"', '"'), ("(", ")"), ("\n", "."), ("[", "]")):
+        ids = tok(f"x{before}Lendis Greimbrund{after}", add_special_tokens=False)["input_ids"]
+        assert any(ids[i : i + len(name)] == name for i in range(len(ids))), (before, after)
+    text = 'search("Lendis Greimbrund") — 3 results\n1. [p12] 4 June 1827'
+    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text

@@ -33,6 +33,7 @@ from typing import Any
 
 from wikigym.errors import WikigymError
 from wikigym.outputs import atomic_output
+from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
 
@@ -117,11 +118,17 @@ def _replay(
     env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int
 ) -> tuple[list[dict[str, Any]], bool] | None:
     """The compact chat of ``calls`` (oracle calls of ``task``) with ``search_k`` results per
-    search, and whether every page and citation argument was shown before it; None when the
-    replay does not solve the task."""
+    search, and whether every page, citation and answer text was shown before it; None when
+    the replay does not solve the task.
+
+    An answer whose oracle citations were not shown, but whose text a shown search hit holds
+    (title or passage), cites that hit instead (the first): the answer is then given from the
+    search results, one hop sooner, citing what the agent read."""
     env.reset(seed=seed, options={"task_id": task.task_id})
+    snapshot = env.unwrapped.snapshot
     messages: list[dict[str, Any]] = compact_prompt(task.question)
     seen = task.question
+    hits: list[Any] = []  # the search hits shown so far, in the order shown
     copied = True
     reward = 0.0
     info: dict[str, Any] = {}
@@ -130,8 +137,13 @@ def _replay(
         arguments = dict(call.arguments)
         if call.name == "search":
             arguments["k"] = search_k
+            hits += snapshot.search(str(arguments["query"]), search_k)  # what the env shows
+        if call.name == "answer":
+            arguments = _cite_shown(arguments, seen, hits)
         page = arguments.get("page")
         shown = [page] if isinstance(page, str) else []
+        if call.name == "answer" and isinstance(arguments.get("text"), str):
+            shown.append(arguments["text"])
         citations = arguments.get("citations")
         if isinstance(citations, list):
             shown += [f"[{c}]" for c in citations if isinstance(c, str)]
@@ -159,6 +171,21 @@ def _replay(
     if not done or info.get("mask") or reward <= 0 or outcome <= 0:
         return None
     return messages, copied
+
+
+def _cite_shown(arguments: dict[str, Any], seen: str, hits: list[Any]) -> dict[str, Any]:
+    """``arguments`` of an answer call, citing the first shown hit that holds the answer text
+    when one of its own citations was not shown (unchanged otherwise)."""
+    citations = arguments.get("citations")
+    text = arguments.get("text")
+    if not isinstance(text, str) or not isinstance(citations, list):
+        return arguments
+    if all(isinstance(c, str) and f"[{c}]" in seen for c in citations):
+        return arguments
+    for hit in hits:
+        if text in hit.title or text in hit.text:
+            return {**arguments, "citations": [passage_ref(hit.passage_id)]}
+    return arguments
 
 
 def compact_rows(spec: EnvSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

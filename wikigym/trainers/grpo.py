@@ -25,8 +25,11 @@ from wikigym.outputs import atomic_output
 from wikigym.trainers.adapter import EnvSpec, dataset_rows
 from wikigym.trainers.episodes import EpisodeSink
 from wikigym.trainers.presets import PRESETS, GRPOPreset, get_preset
+from wikigym.trainers.tiny import RECIPE_VERSION as TINY_RECIPE_VERSION
 
-TINY_MODEL_DIRNAME = "tiny-model"
+TINY_MODEL_DIRNAME = f"tiny-model-v{TINY_RECIPE_VERSION}"
+"""The plain tiny model's cache folder: one per recipe version, so a cache an older wikigym
+built is left alone rather than refused."""
 ROLLOUTS = ("environment_factory", "rollout_func")
 VLLM_MODES = ("colocate", "server", "off")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from wikigym.errors import WikigymError
 
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2  # 2: words, punctuation and spaces pre-tokenized apart
 MARKER = "wikigym_tiny.json"
 DEFAULT_HEAD_DIM = 16
 
@@ -167,16 +167,21 @@ def training_text() -> Iterator[str]:
 
 def build_tokenizer(vocab_size: int = 4096):  # -> PreTrainedTokenizerFast
     """Train the byte-level BPE tokenizer with the Qwen tokens and chat template."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen3_chat_template
 
     tok = Tokenizer(models.BPE())
-    # Digits one by one (as Qwen does): arithmetic stays learnable by a small model.
+    # Words, runs of punctuation and single spaces are pre-tokens of their own (GPT-2's regex
+    # glues a word to the space before it): a name is the same tokens after a space, a quote
+    # or a bracket, so copying it from a question or a search result into a call is a plain
+    # copy of tokens, which a tiny model learns far sooner. Digits one by one (as Qwen does):
+    # arithmetic stays learnable.
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
+            pre_tokenizers.Split(Regex(r"\w+|[^\w\s]+|\s"), behavior="isolated"),
             pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
     tok.decoder = decoders.ByteLevel()
