@@ -13,6 +13,8 @@ from wikigym.tasks.defaults import default_resources
 from wikigym.trainers.adapter import EnvSpec, dataset_rows
 from wikigym.trainers.coldstart import (
     COMPACT_SYSTEM,
+    QUESTION_K,
+    SEARCH_KS,
     ColdStartRecipe,
     cold_start_key,
     compact_chats,
@@ -61,14 +63,28 @@ def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
             _, reward, terminated, _, _ = env.step(action)
         assert terminated and reward == 1.0
     env.close()
-    # Short observations: most chats need 2 search results, each page read was shown before.
-    ks = [
-        json.loads(m["tool_calls"][0]["function"]["arguments"])["k"]
+    # Every chat opens by searching the question as written, with QUESTION_K results; a later
+    # search (the entity's name) takes the fewest results that show what it reads.
+    by_id = {t.task_id: t for t in tasks}
+    for c in chats:
+        first = c["messages"][2]["tool_calls"][0]["function"]
+        assert first["name"] == "search"
+        assert json.loads(first["arguments"]) == {
+            "query": by_id[c["task_id"]].question,
+            "k": QUESTION_K,
+        }
+        assert list(json.loads(first["arguments"])) == ["query", "k"]  # the copy comes first
+    later = [
+        json.loads(m["tool_calls"][0]["function"]["arguments"])
         for c in chats
-        for m in c["messages"]
+        for m in c["messages"][3:]
         if m["role"] == "assistant" and m["tool_calls"][0]["function"]["name"] == "search"
     ]
-    assert max(ks) <= 5 and ks.count(2) > len(ks) // 2
+    assert later and all(a["k"] in SEARCH_KS for a in later)
+    answers = [
+        json.loads(c["messages"][-1]["tool_calls"][0]["function"]["arguments"]) for c in chats
+    ]
+    assert all(list(a) == ["text", "citations"] for a in answers)  # the text, then its source
     for chat in chats:
         shown = ""
         for m in chat["messages"]:
@@ -81,7 +97,7 @@ def test_compact_chats_keep_the_env_outputs_and_parseable_calls() -> None:
             assert "page" not in args or args["page"] in shown
             assert all(f"[{c}]" in shown for c in args.get("citations", []))
             assert function["name"] != "answer" or args["text"] in shown
-    # The shortest route: most easy chats answer straight from the search results.
+    # The shortest route: most easy chats answer straight from the question's results.
     names = [
         tuple(m["tool_calls"][0]["function"]["name"] for m in c["messages"] if "tool_calls" in m)
         for c in chats
