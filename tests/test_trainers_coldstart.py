@@ -19,6 +19,7 @@ from wikigym.trainers.coldstart import (
     cold_start_key,
     compact_chats,
     compact_rows,
+    first_turns,
     level_subset,
     turn_windows,
 )
@@ -127,6 +128,17 @@ def test_an_answer_read_in_the_search_results_cites_what_was_shown() -> None:
         assert cited is not None
         assert answer["text"] in cited.text or answer["text"] in cited.title
     assert recited >= 1
+
+
+def test_first_turns_are_the_question_and_its_search() -> None:
+    _, tasks = default_resources(progress=False)
+    spec = EnvSpec(tasks=level_subset(tasks, "easy"), kwargs={"python": "off", "max_steps": 8})
+    chats = compact_chats(spec)[:6]
+    firsts = first_turns(chats)
+    assert [w["messages"] for w in firsts] == [
+        [c["messages"][1], c["messages"][2]] for c in chats
+    ]  # the question, then the search that copies it
+    assert all(w["task_id"] == c["task_id"] for w, c in zip(firsts, chats, strict=True))
 
 
 def test_turn_windows_hold_each_turn_with_its_least_context() -> None:
