@@ -16,8 +16,9 @@ import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
+from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, frozen
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
@@ -171,18 +172,32 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         cons = constraints(n)
         if len(cons) < 2:
             continue
-        kinds = [ev.eval(a) for a in n.args if isinstance(a, IsA)]
-        union: set[object] = set()
         kind = kinds_of(n)
-        every = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
-        for c in cons:
-            s = every - ev.eval(c.arg) if isinstance(c, Not) else ev.eval(c)
-            for k in kinds:
-                s = s & k
-            union |= s
-            low = len(s) if low is None else min(low, len(s))
+        kinds = [ev.value(a) for a in n.args if isinstance(a, IsA)]
+        sets = [ev.value(c.arg if isinstance(c, Not) else c) for c in cons]
+        if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
+            # Entity sets only (the usual case): sorted id arrays, no Python sets.
+            every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
+            parts = []
+            for c, v in zip(cons, sets, strict=True):
+                s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
+                for k in kinds:
+                    s_ids = idsets.intersect(s_ids, k)  # type: ignore[arg-type]
+                parts.append(s_ids)
+                low = len(s_ids) if low is None else min(low, len(s_ids))
+            n_union = len(idsets.union_all(parts))  # type: ignore[arg-type]
+        else:
+            union: set[object] = set()
+            every_set = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
+            for c, v in zip(cons, sets, strict=True):
+                s = every_set - frozen(v) if isinstance(c, Not) else frozen(v)
+                for k in kinds:
+                    s = s & frozen(k)
+                union |= s
+                low = len(s) if low is None else min(low, len(s))
+            n_union = len(union)
         if top_union < 0:
-            top_union = len(union) - 1
+            top_union = n_union - 1
     return (low or 0), max(top_union, 0)
 
 
@@ -309,7 +324,7 @@ class TaskBuilder:
             return None
         first = first_constant(root, self.renderer) or question[:120]
         try:
-            oracle = build_oracle(g, rows, self._passages, first, answer)
+            oracle = build_oracle(g, rows, self._passages, first, answer, MAX_ORACLE_CALLS)
         except SynthError:
             return None
         m["oracle_calls"] = len(oracle)
