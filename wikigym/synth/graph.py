@@ -983,11 +983,13 @@ class KnowledgeGraph:
         return got
 
     def ids_of_kind(self, ids: np.ndarray, kind: str | None) -> np.ndarray:
-        """The members of ``ids`` (valid node ids) whose kind is ``kind``."""
-        code = self._kind_index.get(kind) if kind is not None else None
-        if code is None:
-            return EMPTY
-        return ids[self._kind_codes[ids] == code]
+        """The members of ``ids`` (valid node ids) whose kind is ``kind`` (None: those
+        without a kind)."""
+        codes = self._kind_codes[ids]
+        if kind is None:
+            return ids[codes < 0]
+        match = [c for c, name in enumerate(self.kinds.names) if name == kind]
+        return ids[np.isin(codes, np.array(match, dtype=codes.dtype))]
 
     def measured_ids(self, relation: str) -> np.ndarray:
         """:meth:`measured_subjects` as sorted ids (kept: one per relation)."""

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from wikigym.synth.evaluate import Evaluator, number_key, same_object
+from wikigym.synth import idsets
+from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.idsets import has, intersect, minus, union
 from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
@@ -57,7 +59,7 @@ ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison
 FORMS = (*ROOT_FORMS, *SPECIAL_FORMS)
 # Sums of two values make sense for sizes and counts, not for years or elevations.
 SUMMABLE = ("population", "employees", "speakers", "casualties", "attendance", "area", "length")
-Goal = Callable[[frozenset[int]], bool]
+Goal = Callable[[np.ndarray], bool]  # takes a set of entities as sorted ids (idsets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,31 @@ def shape_for(level: str, rng: np.random.Generator) -> Shape:
     return Shape(4, True, False, True, range_p=0.95)
 
 
+def rivals_cover(sets: list[np.ndarray], e: int, k: int) -> np.ndarray:
+    """``cover[mask]`` for every bitmask over ``sets`` (bit ``i``: ``sets[i]``) of at least
+    ``k`` bits: whether some entity other than ``e`` is in every set of the mask.
+
+    An entity in ``k`` or more of ``n`` sets is in one of the ``n - k + 1`` smallest
+    (pigeonhole), so only those are walked; each such entity's membership bits are found by
+    bisection, and a superset pass over the ``2^n`` masks spreads them to every subset."""
+    n = len(sets)
+    smallest = sorted(sets, key=len)[: max(n - k + 1, 1)]
+    rivals = idsets.union_all(smallest)
+    rivals = rivals[rivals != e]
+    bits = np.zeros(len(rivals), dtype=np.int64)
+    for i, s in enumerate(sets):
+        if len(s) and len(rivals):
+            j = np.minimum(np.searchsorted(s, rivals), len(s) - 1)
+            bits |= (s[j] == rivals).astype(np.int64) << i
+    cover = np.zeros(1 << n, dtype=bool)
+    cover[bits] = True
+    masks = np.arange(1 << n)
+    for i in range(n):
+        low = masks[(masks >> i) & 1 == 0]
+        cover[low] |= cover[low | (1 << i)]
+    return cover
+
+
 @dataclass(frozen=True, slots=True)
 class Draft:
     """A drafted query and the answer it was built for."""
@@ -132,7 +159,10 @@ class Sampler:
             usable &= relations
         self.relations = frozenset(usable)
         ok = graph.rows_with(self.relations)
-        self.entities = np.unique(graph.subj[ok]).astype(np.int64)
+        seen = np.zeros(graph.n_nodes, dtype=bool)
+        seen[graph.subj[ok]] = True
+        self.entities = np.flatnonzero(seen).astype(np.int64)  # ascending, as np.unique
+        self.entities.flags.writeable = False
         single = ok & graph.single_literal_rows()
         self.literal_rows = np.flatnonzero(single).astype(np.int64)
         roles = graph.rows_with(r for r in self.relations if relation_text(r).role)
@@ -207,11 +237,8 @@ class Sampler:
                 for r in self.relations
                 if relation_text(r).role and g.rel_types.get(r) == "entity"
             )
-            pool: set[int] = set()
-            for i, a in enumerate(roles):
-                for b in roles[i + 1 :]:
-                    pool |= same_object(g, a, b)
-            self._same_pool = sorted(pool)
+            parts = [same_object_ids(g, a, b) for i, a in enumerate(roles) for b in roles[i + 1 :]]
+            self._same_pool = idsets.union_all(parts).tolist()
         if not self._same_pool:
             return -1
         return self._same_pool[int(self.rng.integers(len(self._same_pool)))]
@@ -241,10 +268,10 @@ class Sampler:
         most = bool(self.rng.random() < 0.5)
         mine = self._measure_of(rel, e)
 
-        def goal(cand: frozenset[int]) -> bool:
+        def goal(cand: np.ndarray) -> bool:
             if not SET_MIN <= len(cand) <= SET_MAX or mine is None:
                 return False
-            others = [self._measure_of(rel, x) for x in cand if x != e]
+            others = [self._measure_of(rel, x) for x in cand.tolist() if x != e]
             if any(m is None for m in others):
                 return False
             return all((mine > m) if most else (mine < m) for m in others if m is not None)
@@ -257,6 +284,11 @@ class Sampler:
             return None
         return Draft(Extreme(rel, got[0], most), e, "superlative")
 
+    def _same_kind_measured(self, kind: str, rel: str, e: int) -> list[int]:
+        """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending."""
+        pool = intersect(self.g.member_ids(kind), self.g.measured_ids(rel))
+        return pool[pool != e].tolist()
+
     def _comparison(self, shape: Shape) -> Draft | None:
         """Which of two or three described entities has the greatest or least measure."""
         e = self._pick_entity()
@@ -265,7 +297,7 @@ class Sampler:
         if not rels or kind is None:
             return None
         rel = rels[int(self.rng.integers(len(rels)))]
-        pool = sorted(x for x in self.g.members(kind) & self.g.measured_subjects(rel) if x != e)
+        pool = self._same_kind_measured(kind, rel, e)
         if len(pool) < 2:
             return None
         n_others = 1 + int(self.rng.random() < 0.5)
@@ -311,9 +343,7 @@ class Sampler:
             return None
         rel = nums[int(self.rng.integers(len(nums)))]
         kind = g.kinds[e]
-        pool = (
-            sorted(x for x in g.members(kind) & g.measured_subjects(rel) if x != e) if kind else []
-        )
+        pool = self._same_kind_measured(kind, rel, e) if kind else []
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
@@ -374,34 +404,31 @@ class Sampler:
         kind = g.kinds[s]
         if kind is None:
             return None
-        members = g.subjects(rel, o) & g.members(kind)
+        members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
         # Wider sets when the description is deep: counting is then the hard part.
         if not 2 <= len(members) <= (5 if shape.depth <= 2 else 9):
             return None
         if shape.depth == 1:
             arg: Node = Entity(o, g.titles[o])
         else:
-            got = self.describe(o, shape.depth - 1, shape, frozenset(members), top=False)
+            visited = frozenset(members.tolist())
+            got = self.describe(o, shape.depth - 1, shape, visited, top=False)
             if got is None:
                 return None
             arg = got[0]
         root = Count(Intersect((IsA(kind), Project(rel, arg, inverse=True))))
         return Draft(root, str(len(members)), "count")
 
-    def _ask(self, node: Node, e: int, cand_set: frozenset[int], want_yes: bool) -> Draft | None:
+    def _ask(self, node: Node, e: int, cand_set: np.ndarray, want_yes: bool) -> Draft | None:
         g = self.g
         if want_yes:
             return Draft(Ask(node, Entity(e, g.titles[e])), "yes", "yes_no")
         kind = g.kinds[e]
         # A "no" candidate of the same kind that shares one of the answer's attributes.
-        pool = sorted(
-            {
-                s
-                for r in g.out_rows.get(e, ())[:8]
-                for s in g.subjects(g.f_rel[r], g.f_obj[r])
-                if s != e and g.kinds[s] == kind
-            }
-        )
+        near = [g.subject_ids(g.f_rel[r], g.f_obj[r]) for r in g.out_rows.get(e, ())[:8]]
+        ids = idsets.union_all(near)
+        ids = g.ids_of_kind(ids, kind)
+        pool = ids[ids != e].tolist()
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
@@ -438,16 +465,15 @@ class Sampler:
 
     def _of_kind(
         self,
-        found: frozenset[int],
+        found: np.ndarray,
         relation: str,
         subjects: bool,
         kind: str | None,
-        kind_set: frozenset[int] | None,
-    ) -> frozenset[int]:
+        kind_set: np.ndarray | None,
+    ) -> np.ndarray:
         """``found`` (subjects of ``relation`` when ``subjects``, else its entity objects)
         restricted to ``kind_set``, the members of ``kind``: without intersecting when every
-        such entity of the relation has that kind (the usual case; an intersection with a
-        kind of 10^5 members costs milliseconds)."""
+        such entity of the relation has that kind (the usual case)."""
         if kind_set is None:
             return found
         if (
@@ -455,26 +481,24 @@ class Sampler:
             and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
         ):
             return found
-        return found & kind_set
+        return intersect(found, kind_set)
 
-    def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, frozenset[int]]:
+    def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, np.ndarray]:
         """A one-hop constraint from a fact of the described entity, and its set."""
         g = self.g
         rel, o, s = g.f_rel[row], g.f_obj[row], g.f_subj[row]
         if not e_is_subject:
-            return Project(rel, Entity(s, g.titles[s])), frozenset(  # type: ignore[arg-type]
-                x for x in g.objects(rel, s) if isinstance(x, int)
-            )
+            return Project(rel, Entity(s, g.titles[s])), g.object_ids(rel, s)
         if isinstance(o, int):
-            return Project(rel, Entity(o, g.titles[o]), inverse=True), g.subjects(rel, o)
+            return Project(rel, Entity(o, g.titles[o]), inverse=True), g.subject_ids(rel, o)
         m = g.f_measure[row]
         if m is not None and self.rng.random() < shape.range_p:
             if g.f_vtype[row] == "date":
                 span, unit = year_span(int(m), self.rng), "year"
             else:
                 span, unit = number_span(m, self.rng), "number"
-            return Range(rel, span.lo, span.hi, unit), g.in_range(rel, span.lo, span.hi)
-        return Project(rel, Value(o, g.f_vtype[row]), inverse=True), g.subjects(rel, o)
+            return Range(rel, span.lo, span.hi, unit), g.range_ids(rel, span.lo, span.hi)
+        return Project(rel, Value(o, g.f_vtype[row]), inverse=True), g.subject_ids(rel, o)
 
     def describe(
         self,
@@ -486,16 +510,16 @@ class Sampler:
         top: bool = False,
         skip_rel: str | None = None,
         goal: Goal | None = None,
-    ) -> tuple[Node, frozenset[int]] | None:
+    ) -> tuple[Node, np.ndarray] | None:
         """A description of ``e`` with ``depth`` hops whose set is exactly ``{e}`` (or, with
         ``goal``, a set containing ``e`` that ``goal`` accepts), or None."""
         g = self.g
         kind = g.kinds[e]
-        kind_set = g.members(kind) if kind else None
+        kind_set = g.member_ids(kind) if kind else None
         visited = visited | {e}
         need_inter = top and shape.top_intersection
 
-        def ok(c: frozenset[int]) -> bool:
+        def ok(c: np.ndarray) -> bool:
             return goal(c) if goal is not None else len(c) == 1
 
         if depth == 1 and shape.special == "wide":
@@ -523,13 +547,9 @@ class Sampler:
                     continue
                 rel = g.f_rel[row]
                 main = Project(rel, sub[0], inverse=is_subj)
-                main_set = (
-                    g.subjects(rel, other)
-                    if is_subj
-                    else frozenset(x for x in g.objects(rel, other) if isinstance(x, int))
-                )
+                main_set = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
             cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
-            if e not in cand:
+            if not has(cand, e):
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
                 fixed = (main, cand, row)
@@ -553,7 +573,7 @@ class Sampler:
                     continue
                 extra, cand = got
                 members.extend(extra)
-            if not ok(cand) or e not in cand:
+            if not ok(cand) or not has(cand, e):
                 continue
             keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
             members = self._prune(members, kind, ok, keep)
@@ -573,14 +593,14 @@ class Sampler:
         self,
         e: int,
         kind: str | None,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         visited: frozenset[int],
         shape: Shape,
         skip_rel: str | None,
         ok: Goal,
-        fixed: tuple[Node, frozenset[int], int] | None = None,
+        fixed: tuple[Node, np.ndarray, int] | None = None,
         unique: bool = False,
-    ) -> tuple[Node, frozenset[int]] | None:
+    ) -> tuple[Node, np.ndarray] | None:
         """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
         first), none of which identifies it alone and none redundant. With ``fixed`` (a
         constraint, its set, its fact row), that constraint is one of them: the answer's
@@ -588,45 +608,61 @@ class Sampler:
         set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
         before its combinations are tried."""
         g = self.g
-        leaves: list[tuple[Node, frozenset[int], str]] = []
+        leaves: list[tuple[Node, np.ndarray, str]] = []
         for r, is_subj in self._edges(e, visited, entity_only=False):
             if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
                 continue
             node, s_ = self._leaf(r, is_subj, shape)
             alone = self._of_kind(s_, g.f_rel[r], is_subj, kind, kind_set)
-            if e in alone and len(alone) >= 2:
+            if len(alone) >= 2 and has(alone, e):
                 leaves.append((node, alone, g.f_rel[r]))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
         leaves.sort(key=lambda t: -len(t[1]))
-        by_rel: dict[str, tuple[Node, frozenset[int], str]] = {}
+        by_rel: dict[str, tuple[Node, np.ndarray, str]] = {}
         for leaf in leaves:
             by_rel.setdefault(leaf[2], leaf)
         pool = list(by_rel.values())[:WIDE_POOL]
         base = [] if fixed is None else [(fixed[0], fixed[1], "")]
-        if unique and pool:
+        sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
+
+        def node_of(chosen: list[tuple[Node, np.ndarray, str]]) -> Node:
+            members = [c[0] for c in chosen]
+            return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
+
+        if unique:
+            if not pool or not len(sizes):
+                return None
+            # Which combinations leave a rival, for all of them at once (bits: base first).
+            cov = rivals_cover([c[1] for c in base + pool], e, WIDE_MIN - 1).tolist()
+            full = (1 << (len(base) + len(pool))) - 1
             # A combination's set holds the set of all of them: when that one is not {e},
             # no combination can identify e.
-            every = sorted((c[1] for c in base + pool), key=len)
-            if len(every[0].intersection(*every[1:])) > 1:
+            if cov[full]:
                 return None
-        # The first combination (in a fixed order) that identifies e and needs every member.
-        for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
+            shift = len(base)
+            for size in sizes:
+                for combo in itertools.combinations(range(len(pool)), size):
+                    bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
+                    mask = sum(bits)
+                    # It identifies e (no rival in every set), and needs every member.
+                    if not cov[mask] and all(cov[mask ^ b] for b in bits):
+                        chosen = base + [pool[i] for i in combo]
+                        return node_of(chosen), np.array([e], dtype=idsets.ID_DTYPE)
+            return None
+        # The first combination (in a fixed order) that ``ok`` accepts and that needs every
+        # member.
+        for size in sizes:
             for combo in itertools.combinations(range(len(pool)), size):
                 chosen = base + [pool[i] for i in combo]
                 sets = sorted((c[1] for c in chosen), key=len)
-                cand = sets[0].intersection(*sets[1:])
+                cand = idsets.intersect_all(sets)
                 if not ok(cand):
                     continue
                 needed = all(
-                    not ok(frozenset.intersection(*(sets[:j] + sets[j + 1 :])))
-                    for j in range(len(sets))
+                    not ok(idsets.intersect_all(sets[:j] + sets[j + 1 :])) for j in range(len(sets))
                 )
                 if needed:
-                    members = [c[0] for c in chosen]
-                    node_out = (
-                        Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
-                    )
-                    return node_out, cand
+                    return node_of(chosen), cand
         return None
 
     def _prune(
@@ -642,7 +678,7 @@ class Sampler:
             if not ms:
                 return False
             node = Intersect((IsA(kind), *ms)) if kind else Intersect(tuple(ms))
-            return ok(ev.eval(node))
+            return ok(ev.ids(node))
 
         out = list(members)
         for i in range(len(out) - 1, 0, -1):
@@ -658,15 +694,15 @@ class Sampler:
     def _narrow(
         self,
         e: int,
-        cand: frozenset[int],
+        cand: np.ndarray,
         main_row: int,
         visited: frozenset[int],
         shape: Shape,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         skip_rel: str | None,
         ok: Goal,
         special: str | None = None,
-    ) -> tuple[list[Node], frozenset[int]] | None:
+    ) -> tuple[list[Node], np.ndarray] | None:
         """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok`` (the special
         constraint of ``shape`` first, when there is one)."""
         g = self.g
@@ -677,9 +713,9 @@ class Sampler:
             if got is None:
                 return None
             node, alone, rels = got
-            if e not in alone or (shape.ambiguous and len(alone) < 2):
+            if not has(alone, e) or (shape.ambiguous and len(alone) < 2):
                 return None
-            narrowed = cand & alone
+            narrowed = intersect(cand, alone)
             if len(narrowed) == len(cand):
                 return None
             extra.append(node)
@@ -709,9 +745,9 @@ class Sampler:
             if rel in used_rels:
                 continue
             # A constraint that identifies e alone would make the main one redundant.
-            if e not in alone or len(alone) < 2:
+            if len(alone) < 2 or not has(alone, e):
                 continue
-            narrowed = cand & alone
+            narrowed = intersect(cand, alone)
             if len(narrowed) == len(cand):
                 continue
             extra.append(node)
@@ -727,19 +763,19 @@ class Sampler:
     def _special(
         self,
         e: int,
-        cand: frozenset[int],
+        cand: np.ndarray,
         form: str,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         main_row: int,
         skip_rel: str | None,
-    ) -> tuple[Node, frozenset[int], set[str]] | None:
+    ) -> tuple[Node, np.ndarray, set[str]] | None:
         """(constraint, the same-kind entities it matches alone, its relations) of ``form``."""
         g = self.g
         banned = {g.f_rel[main_row], skip_rel}
         rows = [r for r in g.out_rows.get(e, ()) if g.f_rel[r] in self.relations]
         rows = [r for r in rows if g.f_rel[r] not in banned]
         order = [rows[int(i)] for i in self.rng.permutation(len(rows))]
-        every = kind_set if kind_set is not None else frozenset(self.entities.tolist())
+        every = kind_set if kind_set is not None else self.entities
         if form == "fuzz":
             for r in order:
                 m = g.f_measure[r]
@@ -748,7 +784,8 @@ class Sampler:
                 node = self._fuzz_range(g.f_rel[r], m, g.f_vtype[r] == "date")
                 if node is None:
                     continue
-                return node, g.in_range(node.relation, node.lo, node.hi) & every, {node.relation}
+                alone = intersect(g.range_ids(node.relation, node.lo, node.hi), every)
+                return node, alone, {node.relation}
             return None
         if form == "union":
             measured = [r for r in order if g.f_measure[r] is not None]
@@ -758,21 +795,18 @@ class Sampler:
                 rel, o = g.f_rel[r], g.f_obj[r]
                 if not isinstance(o, int):
                     continue
-                mine = set(g.objects(rel, e))
-                pool = sorted(
-                    {x for x in g.inv.get(rel, {}) if isinstance(x, int) and x not in mine}
-                )
-                if not pool:
+                pool = minus(g.entity_object_ids(rel), g.object_ids(rel, e))
+                if not len(pool):
                     continue
-                o2 = pool[int(self.rng.integers(len(pool)))]
+                o2 = int(pool[int(self.rng.integers(len(pool)))])
                 a = Project(rel, Entity(o, g.titles[o]), inverse=True)
                 b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
                 pair = (a, b) if self.rng.random() < 0.5 else (b, a)
-                alone = (g.subjects(rel, o) | g.subjects(rel, o2)) & every
+                alone = intersect(union(g.subject_ids(rel, o), g.subject_ids(rel, o2)), every)
                 return Union(pair), alone, {rel}
             return None
         if form == "negation":
-            rivals = sorted(x for x in cand if x != e)
+            rivals = cand[cand != e].tolist()
             if not rivals:
                 return None
             for i in self.rng.permutation(len(rivals))[:8]:
@@ -788,7 +822,7 @@ class Sampler:
                         or o in g.objects(rel, e)
                     ):
                         continue
-                    alone = every - g.subjects(rel, o)
+                    alone = minus(every, g.subject_ids(rel, o))
                     return Not(Project(rel, Entity(o, g.titles[o]), inverse=True)), alone, {rel}
             return None
         if form == "same":
@@ -800,13 +834,11 @@ class Sampler:
                     if not (relation_text(a).role and relation_text(b).role):
                         continue
                     a, b = sorted((a, b))
-                    return Same(a, b), same_object(g, a, b) & every, {a, b}
+                    return Same(a, b), intersect(same_object_ids(g, a, b), every), {a, b}
             return None
         return None
 
-    def _range_union(
-        self, row: int, every: frozenset[int]
-    ) -> tuple[Node, frozenset[int], set[str]] | None:
+    def _range_union(self, row: int, every: np.ndarray) -> tuple[Node, np.ndarray, set[str]] | None:
         """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
         g = self.g
         rel, m = g.f_rel[row], g.f_measure[row]
@@ -826,7 +858,7 @@ class Sampler:
         a = Range(rel, span.lo, span.hi, unit)
         b = Range(rel, float(lo2), float(hi2), unit)
         pair = (a, b) if a.lo < b.lo else (b, a)
-        alone = (g.in_range(rel, a.lo, a.hi) | g.in_range(rel, b.lo, b.hi)) & every
+        alone = intersect(union(g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi)), every)
         return Union(pair), alone, {rel}
 
     def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:
