@@ -318,14 +318,17 @@ class TaskBuilder:
             if isinstance(e, int) and e not in constants and e != draft.answer
         ]
         hidden = list(dict.fromkeys(hidden))
-        if draft.form != "yes_no" and any(
-            para.contains_word(question, g.titles[e]) for e in hidden
-        ):
-            return None
+        # The oracle before the hidden-name scan: evidence of thousands of rows (counts and
+        # superlatives over wide sets) fails the call budget after a few pages, while the
+        # scan would test every hidden title. Both only reject, so the order changes nothing.
         first = first_constant(root, self.renderer) or question[:120]
         try:
             oracle = build_oracle(g, rows, self._passages, first, answer, MAX_ORACLE_CALLS)
         except SynthError:
+            return None
+        if draft.form != "yes_no" and any(
+            para.contains_word(question, g.titles[e]) for e in hidden
+        ):
             return None
         m["oracle_calls"] = len(oracle)
         if len(oracle) > MAX_ORACLE_CALLS or level_problems(level, m):
