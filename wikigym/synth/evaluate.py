@@ -109,6 +109,7 @@ class Evaluator:
         self.g = graph
         self._memo: dict[Node, Value_] = {}
         self._frozen: dict[Node, frozenset[Item]] = {}
+        self._max_passages: int | None = None
 
     def reset(self) -> None:
         self._memo.clear()
@@ -266,15 +267,26 @@ class Evaluator:
         raise SynthError(f"cannot evaluate {type(node).__name__}")
 
     # ---- witnesses -------------------------------------------------------------------
-    def witness(self, node: Node, target: Item) -> list[int]:
+    def witness(self, node: Node, target: Item, max_passages: int | None = None) -> list[int]:
         """Fact rows showing that ``target`` is in ``node``'s set (leaves first, no repeats).
 
         Raises:
-            SynthError: ``target`` is not in the set.
+            SynthError: ``target`` is not in the set, or (with ``max_passages``) the rows of
+                the members walked so far state more than ``max_passages`` distinct passages:
+                a set of members too large to show (checked member by member, so a count or
+                superlative over 10^4 members stops after a few).
         """
         rows: list[int] = []
+        self._max_passages = max_passages
         self._witness(node, target, rows)
         return list(dict.fromkeys(rows))
+
+    def _check_passages(self, rows: list[int]) -> None:
+        limit = self._max_passages
+        if limit is not None and len(rows) > limit:
+            pids = {self.g.f_pid[r] for r in rows}
+            if len(pids) > limit:
+                raise SynthError(f"the evidence states more than {limit} passages")
 
     def _witness(self, node: Node, t: Item, rows: list[int]) -> None:
         g = self.g
@@ -340,18 +352,16 @@ class Evaluator:
                     if g.f_measure[r] is not None:
                         rows.append(r)
                         break
+                self._check_passages(rows)
             return
         if isinstance(node, Arith):
             for side in (node.left, node.right):
                 (v,) = tuple(self.eval(side))
                 self._witness(side, v, rows)
             return
-        if isinstance(node, Count):
+        if isinstance(node, Count | Ask):
             for m in sorted(self.eval(node.arg), key=_order):
                 self._witness(node.arg, m, rows)
-            return
-        if isinstance(node, Ask):
-            for m in sorted(self.eval(node.arg), key=_order):
-                self._witness(node.arg, m, rows)
+                self._check_passages(rows)
             return
         raise SynthError(f"cannot witness {type(node).__name__}")

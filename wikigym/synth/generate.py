@@ -22,7 +22,7 @@ from wikigym.synth.evaluate import Evaluator, frozen
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
-from wikigym.synth.oracle import build_oracle
+from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import (
     Arith,
     Ask,
@@ -307,7 +307,13 @@ class TaskBuilder:
         leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
-        rows = ev.witness(root, draft.answer)
+        # Every passage of the evidence is shown by some find of the oracle, and a find
+        # shows at most FIND_MAX_HITS: more passages than the call budget's finds can show
+        # could never make an oracle (exact), so the witness stops there.
+        try:
+            rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
+        except SynthError:
+            return None
         if not rows:
             return None
         constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}

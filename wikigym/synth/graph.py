@@ -897,16 +897,17 @@ class KnowledgeGraph:
     ) -> np.ndarray:
         """``build()``, kept when ``size`` is large (spans and objects repeat), within the
         same bound as the subject sets (then the kept arrays start afresh)."""
+        if size < _CACHE_MIN:
+            return build()
         got = self._id_sets.get(key)
         if got is None:
             got = build()
             got.flags.writeable = False
-            if size >= _CACHE_MIN:
-                self._id_sets_held += size
-                if self._id_sets_held > _CACHE_CAP:
-                    self._id_sets.clear()
-                    self._id_sets_held = size
-                self._id_sets[key] = got
+            self._id_sets_held += size
+            if self._id_sets_held > _CACHE_CAP:
+                self._id_sets.clear()
+                self._id_sets_held = size
+            self._id_sets[key] = got
         return got
 
     def subject_ids(self, relation: str, obj: int | str) -> np.ndarray:

@@ -18,8 +18,8 @@ EMPTY.flags.writeable = False
 
 def ids_of(items: Iterable[int]) -> np.ndarray:
     """The sorted unique array of the ints ``items``."""
-    arr = np.fromiter(items, dtype=ID_DTYPE)
-    return np.unique(arr) if len(arr) > 1 else arr
+    got = sorted(set(items))
+    return np.array(got, dtype=ID_DTYPE) if got else EMPTY
 
 
 def as_ids(arr: np.ndarray) -> np.ndarray:

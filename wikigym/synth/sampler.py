@@ -632,13 +632,13 @@ class Sampler:
         if unique:
             if not pool or not len(sizes):
                 return None
-            # Which combinations leave a rival, for all of them at once (bits: base first).
-            cov = rivals_cover([c[1] for c in base + pool], e, WIDE_MIN - 1).tolist()
-            full = (1 << (len(base) + len(pool))) - 1
+            every = [c[1] for c in base + pool]
             # A combination's set holds the set of all of them: when that one is not {e},
-            # no combination can identify e.
-            if cov[full]:
+            # no combination can identify e (the smallest first: one cheap pass).
+            if len(idsets.intersect_all(every)) > 1:
                 return None
+            # Which combinations leave a rival, for all of them at once (bits: base first).
+            cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
             shift = len(base)
             for size in sizes:
                 for combo in itertools.combinations(range(len(pool)), size):
