@@ -222,6 +222,11 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         a, b = self._off[entity], self._off[entity + 1]
         return self._o[a:b] if self._o is not None else range(a, b)
 
+    def rows_array(self, entity: int) -> np.ndarray:
+        """The rows of ``entity`` (a valid node id) as an array."""
+        a, b = self._off[entity], self._off[entity + 1]
+        return self._order[a:b] if self._order is not None else np.arange(a, b)
+
     def rows_of_all(self, entities: np.ndarray) -> np.ndarray:
         """The rows of every entity in ``entities`` (valid node ids), concatenated."""
         off = self._offsets

@@ -158,6 +158,7 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
+        self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
         ok = graph.rows_with(self.relations)
         seen = np.zeros(graph.n_nodes, dtype=bool)
         seen[graph.subj[ok]] = True
@@ -440,20 +441,16 @@ class Sampler:
     ) -> list[tuple[int, bool]]:
         """Up to MAX_EDGES (row, e_is_subject) pairs, in random order."""
         g = self.g
-        rel, obj, subj = g.f_rel, g.f_obj, g.f_subj
-        out = [
-            (r, True)
-            for r in g.out_rows.get(e, ())
-            if rel[r] in self.relations
-            and (isinstance(obj[r], int) or not entity_only)
-            and obj[r] not in visited
-        ]
-        inn = [
-            (r, False)
-            for r in g.in_rows.get(e, ())
-            if rel[r] in self.relations and subj[r] not in visited
-        ]
-        edges = out + inn
+        # One numpy pass over the rows (an entity can have 10^4 facts pointing at it).
+        out_r, in_r = g.out_rows.rows_array(e), g.in_rows.rows_array(e)
+        vis = np.array(sorted(visited), dtype=np.int64)
+        o = g.obj[out_r]
+        keep = self._rel_ok[g.rel[out_r]] & ~np.isin(o, vis)
+        if entity_only:
+            keep &= o >= 0
+        keep_in = self._rel_ok[g.rel[in_r]] & ~np.isin(g.subj[in_r], vis)
+        edges = [(r, True) for r in out_r[keep].tolist()]
+        edges += [(r, False) for r in in_r[keep_in].tolist()]
         if len(edges) > 4 * MAX_EDGES:
             pick = self.rng.choice(len(edges), 4 * MAX_EDGES, replace=False)
             edges = [edges[int(i)] for i in sorted(pick)]
