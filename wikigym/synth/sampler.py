@@ -54,6 +54,7 @@ WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+LEAVES_HELD = 4_000_000  # members of the one-hop sets the sampler keeps across drafts
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
 FORMS = (*ROOT_FORMS, *SPECIAL_FORMS)
@@ -158,6 +159,8 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
+        self._leaves: dict[tuple[int, bool, str | None], tuple[Node, np.ndarray]] = {}
+        self._leaves_held = 0
         self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
         ok = graph.rows_with(self.relations)
         seen = np.zeros(graph.n_nodes, dtype=bool)
@@ -443,12 +446,13 @@ class Sampler:
         g = self.g
         # One numpy pass over the rows (an entity can have 10^4 facts pointing at it).
         out_r, in_r = g.out_rows.rows_array(e), g.in_rows.rows_array(e)
-        vis = np.array(sorted(visited), dtype=np.int64)
-        o = g.obj[out_r]
-        keep = self._rel_ok[g.rel[out_r]] & ~np.isin(o, vis)
+        o, s = g.obj[out_r], g.subj[in_r]
+        keep, keep_in = self._rel_ok[g.rel[out_r]], self._rel_ok[g.rel[in_r]]
         if entity_only:
             keep &= o >= 0
-        keep_in = self._rel_ok[g.rel[in_r]] & ~np.isin(g.subj[in_r], vis)
+        for v in visited:  # a handful: the chain so far
+            keep &= o != v
+            keep_in &= s != v
         edges = [(r, True) for r in out_r[keep].tolist()]
         edges += [(r, False) for r in in_r[keep_in].tolist()]
         if len(edges) > 4 * MAX_EDGES:
@@ -479,6 +483,28 @@ class Sampler:
         ):
             return found
         return intersect(found, kind_set)
+
+    def _leaf_of_kind(
+        self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
+    ) -> tuple[Node, np.ndarray]:
+        """:meth:`_leaf` and its set restricted by :meth:`_of_kind`. A fact's constraint and
+        set do not depend on the draft (only a range's span does, and it is drawn first), so
+        they are kept across drafts, keyed by the fact (bounded: then kept afresh)."""
+        g = self.g
+        if is_subj and g.obj[row] < 0 and g.f_measure[row] is not None:
+            node, found = self._leaf(row, is_subj, shape)  # its span comes from the RNG
+            return node, self._of_kind(found, g.f_rel[row], is_subj, kind, kind_set)
+        key = (row, is_subj, kind)
+        got = self._leaves.get(key)
+        if got is None:
+            node, found = self._leaf(row, is_subj, shape)
+            got = (node, self._of_kind(found, g.f_rel[row], is_subj, kind, kind_set))
+            self._leaves_held += len(got[1]) + 1
+            if self._leaves_held > LEAVES_HELD:
+                self._leaves.clear()
+                self._leaves_held = len(got[1]) + 1
+            self._leaves[key] = got
+        return got
 
     def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, np.ndarray]:
         """A one-hop constraint from a fact of the described entity, and its set."""
@@ -527,7 +553,7 @@ class Sampler:
             if g.f_rel[row] == skip_rel:
                 continue
             if depth == 1:
-                main, main_set = self._leaf(row, is_subj, shape)
+                main, cand = self._leaf_of_kind(row, is_subj, shape, kind, kind_set)
             else:
                 other = g.f_obj[row] if is_subj else g.f_subj[row]
                 assert isinstance(other, int)
@@ -545,7 +571,7 @@ class Sampler:
                 rel = g.f_rel[row]
                 main = Project(rel, sub[0], inverse=is_subj)
                 main_set = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
-            cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
+                cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
             if not has(cand, e):
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
@@ -609,8 +635,7 @@ class Sampler:
         for r, is_subj in self._edges(e, visited, entity_only=False):
             if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
                 continue
-            node, s_ = self._leaf(r, is_subj, shape)
-            alone = self._of_kind(s_, g.f_rel[r], is_subj, kind, kind_set)
+            node, alone = self._leaf_of_kind(r, is_subj, shape, kind, kind_set)
             if len(alone) >= 2 and has(alone, e):
                 leaves.append((node, alone, g.f_rel[r]))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
@@ -733,8 +758,7 @@ class Sampler:
         for r, is_subj in edges[:MAX_EXTRAS]:
             if g.f_rel[r] in used_rels:
                 continue
-            node, s_ = self._leaf(r, is_subj, shape)
-            alone = self._of_kind(s_, g.f_rel[r], is_subj, g.kinds[e], kind_set)
+            node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
         if wide:
             leaves.sort(key=lambda t: -len(t[1]))
