@@ -54,7 +54,7 @@ WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
-LEAVES_HELD = 4_000_000  # members of the one-hop sets the sampler keeps across drafts
+LEAVES_HELD = 16_000_000  # members of the one-hop sets kept across drafts (128 MB at most)
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
 FORMS = (*ROOT_FORMS, *SPECIAL_FORMS)
@@ -159,7 +159,7 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
-        self._leaves: dict[tuple[int, bool, str | None], tuple[Node, np.ndarray]] = {}
+        self._leaves: dict[tuple[tuple[object, ...], str | None], np.ndarray] = {}
         self._leaves_held = 0
         self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
         ok = graph.rows_with(self.relations)
@@ -487,41 +487,52 @@ class Sampler:
     def _leaf_of_kind(
         self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
     ) -> tuple[Node, np.ndarray]:
-        """:meth:`_leaf` and its set restricted by :meth:`_of_kind`. A fact's constraint and
-        set do not depend on the draft (only a range's span does, and it is drawn first), so
-        they are kept across drafts, keyed by the fact (bounded: then kept afresh)."""
-        g = self.g
-        if is_subj and g.obj[row] < 0 and g.f_measure[row] is not None:
-            node, found = self._leaf(row, is_subj, shape)  # its span comes from the RNG
-            return node, self._of_kind(found, g.f_rel[row], is_subj, kind, kind_set)
-        key = (row, is_subj, kind)
-        got = self._leaves.get(key)
+        """:meth:`_leaf` and its set restricted by :meth:`_of_kind`. The set depends only on
+        the fact (or, for a range, on its relation and span, drawn first), so it is kept
+        across drafts under that key (bounded: then kept afresh)."""
+        node = self._leaf_node(row, is_subj, shape)
+        key = (node.relation, node.lo, node.hi) if isinstance(node, Range) else (row, is_subj)
+        got = self._leaves.get((key, kind))
         if got is None:
-            node, found = self._leaf(row, is_subj, shape)
-            got = (node, self._of_kind(found, g.f_rel[row], is_subj, kind, kind_set))
-            self._leaves_held += len(got[1]) + 1
+            found = self._leaf_set(node, row, is_subj)
+            got = self._of_kind(found, self.g.f_rel[row], is_subj, kind, kind_set)
+            self._leaves_held += len(got) + 1
             if self._leaves_held > LEAVES_HELD:
                 self._leaves.clear()
-                self._leaves_held = len(got[1]) + 1
-            self._leaves[key] = got
-        return got
+                self._leaves_held = len(got) + 1
+            self._leaves[(key, kind)] = got
+        return node, got
 
     def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, np.ndarray]:
         """A one-hop constraint from a fact of the described entity, and its set."""
+        node = self._leaf_node(row, e_is_subject, shape)
+        return node, self._leaf_set(node, row, e_is_subject)
+
+    def _leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
+        """The constraint of :meth:`_leaf` (a measured literal draws its range here)."""
         g = self.g
         rel, o, s = g.f_rel[row], g.f_obj[row], g.f_subj[row]
         if not e_is_subject:
-            return Project(rel, Entity(s, g.titles[s])), g.object_ids(rel, s)
+            return Project(rel, Entity(s, g.titles[s]))
         if isinstance(o, int):
-            return Project(rel, Entity(o, g.titles[o]), inverse=True), g.subject_ids(rel, o)
+            return Project(rel, Entity(o, g.titles[o]), inverse=True)
         m = g.f_measure[row]
         if m is not None and self.rng.random() < shape.range_p:
             if g.f_vtype[row] == "date":
                 span, unit = year_span(int(m), self.rng), "year"
             else:
                 span, unit = number_span(m, self.rng), "number"
-            return Range(rel, span.lo, span.hi, unit), g.range_ids(rel, span.lo, span.hi)
-        return Project(rel, Value(o, g.f_vtype[row]), inverse=True), g.subject_ids(rel, o)
+            return Range(rel, span.lo, span.hi, unit)
+        return Project(rel, Value(o, g.f_vtype[row]), inverse=True)
+
+    def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
+        """The set of the constraint ``node`` that :meth:`_leaf_node` made from ``row``."""
+        g = self.g
+        if isinstance(node, Range):
+            return g.range_ids(node.relation, node.lo, node.hi)
+        if not e_is_subject:
+            return g.object_ids(g.f_rel[row], g.f_subj[row])
+        return g.subject_ids(g.f_rel[row], g.f_obj[row])
 
     def describe(
         self,
