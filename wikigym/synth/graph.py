@@ -506,6 +506,7 @@ class KnowledgeGraph:
         self.f_vtype = Through(self.val, Names(values.vtype, values.vtype_names))
         self.f_measure = Measures(values.measure, self.val)
         self._obj_mv = mv(self.obj)
+        self.f_obj_codes = self._obj_mv  # encoded objects (doc id, or -1 - key id) per row
         self._index(values)
 
     @property

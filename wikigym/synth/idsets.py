@@ -40,7 +40,7 @@ def unique_ids(arr: np.ndarray) -> np.ndarray:
 
 def has(ids: np.ndarray, x: int) -> bool:
     """Whether ``x`` is in ``ids``."""
-    i = int(np.searchsorted(ids, x))
+    i = int(ids.searchsorted(x))
     return i < len(ids) and int(ids[i]) == x
 
 
@@ -50,7 +50,7 @@ def intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = b, a
     if not len(a) or not len(b):
         return EMPTY
-    j = np.searchsorted(b, a)
+    j = b.searchsorted(a)
     np.minimum(j, len(b) - 1, out=j)
     return a[b[j] == a]
 
@@ -89,7 +89,7 @@ def minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a - b``."""
     if not len(a) or not len(b):
         return a
-    j = np.searchsorted(b, a)
+    j = b.searchsorted(a)
     np.minimum(j, len(b) - 1, out=j)
     return a[b[j] != a]
 

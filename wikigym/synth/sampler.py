@@ -54,6 +54,7 @@ WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+SMALL_ROWS = 48  # an entity with fewer rows has its edges picked in Python, not numpy
 LEAVES_HELD = 16_000_000  # members of the one-hop sets kept across drafts (128 MB at most)
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
@@ -162,6 +163,7 @@ class Sampler:
         self._leaves: dict[tuple[tuple[object, ...], str | None], np.ndarray] = {}
         self._leaves_held = 0
         self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
+        self._rel_ok_list: list[bool] = self._rel_ok.tolist()
         ok = graph.rows_with(self.relations)
         seen = np.zeros(graph.n_nodes, dtype=bool)
         seen[graph.subj[ok]] = True
@@ -444,17 +446,26 @@ class Sampler:
     ) -> list[tuple[int, bool]]:
         """Up to MAX_EDGES (row, e_is_subject) pairs, in random order."""
         g = self.g
-        # One numpy pass over the rows (an entity can have 10^4 facts pointing at it).
-        out_r, in_r = g.out_rows.rows_array(e), g.in_rows.rows_array(e)
-        o, s = g.obj[out_r], g.subj[in_r]
-        keep, keep_in = self._rel_ok[g.rel[out_r]], self._rel_ok[g.rel[in_r]]
-        if entity_only:
-            keep &= o >= 0
-        for v in visited:  # a handful: the chain so far
-            keep &= o != v
-            keep_in &= s != v
-        edges = [(r, True) for r in out_r[keep].tolist()]
-        edges += [(r, False) for r in in_r[keep_in].tolist()]
+        out_rows, in_rows = g.out_rows.rows_of(e), g.in_rows.rows_of(e)
+        if len(out_rows) + len(in_rows) <= SMALL_ROWS:
+            rel, obj, subj, ok = g.f_rel_codes, g.f_obj_codes, g.f_subj, self._rel_ok_list
+            edges = [
+                (r, True)
+                for r in out_rows
+                if ok[rel[r]] and (obj[r] >= 0 or not entity_only) and obj[r] not in visited
+            ]
+            edges += [(r, False) for r in in_rows if ok[rel[r]] and subj[r] not in visited]
+        else:  # one numpy pass (an entity can have 10^4 facts pointing at it)
+            out_r, in_r = g.out_rows.rows_array(e), g.in_rows.rows_array(e)
+            o, s = g.obj[out_r], g.subj[in_r]
+            keep, keep_in = self._rel_ok[g.rel[out_r]], self._rel_ok[g.rel[in_r]]
+            if entity_only:
+                keep &= o >= 0
+            for v in visited:  # a handful: the chain so far
+                keep &= o != v
+                keep_in &= s != v
+            edges = [(r, True) for r in out_r[keep].tolist()]
+            edges += [(r, False) for r in in_r[keep_in].tolist()]
         if len(edges) > 4 * MAX_EDGES:
             pick = self.rng.choice(len(edges), 4 * MAX_EDGES, replace=False)
             edges = [edges[int(i)] for i in sorted(pick)]
@@ -487,7 +498,8 @@ class Sampler:
     def _leaf_of_kind(
         self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
     ) -> tuple[Node, np.ndarray]:
-        """:meth:`_leaf` and its set restricted by :meth:`_of_kind`. The set depends only on
+        """A one-hop constraint from a fact of the described entity, and its set restricted
+        by :meth:`_of_kind`. The set depends only on
         the fact (or, for a range, on its relation and span, drawn first), so it is kept
         across drafts under that key (bounded: then kept afresh)."""
         node = self._leaf_node(row, is_subj, shape)
@@ -503,13 +515,8 @@ class Sampler:
             self._leaves[(key, kind)] = got
         return node, got
 
-    def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, np.ndarray]:
-        """A one-hop constraint from a fact of the described entity, and its set."""
-        node = self._leaf_node(row, e_is_subject, shape)
-        return node, self._leaf_set(node, row, e_is_subject)
-
     def _leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
-        """The constraint of :meth:`_leaf` (a measured literal draws its range here)."""
+        """A one-hop constraint from fact ``row`` (a measured literal draws its range here)."""
         g = self.g
         rel, o, s = g.f_rel[row], g.f_obj[row], g.f_subj[row]
         if not e_is_subject:
