@@ -121,11 +121,25 @@ def rivals_cover(sets: list[np.ndarray], e: int, k: int) -> np.ndarray:
             bits |= (s[j] == rivals).astype(np.int64) << i
     cover = np.zeros(1 << n, dtype=bool)
     cover[bits] = True
-    masks = np.arange(1 << n)
-    for i in range(n):
-        low = masks[(masks >> i) & 1 == 0]
-        cover[low] |= cover[low | (1 << i)]
+    for low, high in _subset_pairs(n):
+        cover[low] |= cover[high]
     return cover
+
+
+_PAIRS: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _subset_pairs(n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per bit ``i`` of ``n``: the masks without it and the same masks with it (kept)."""
+    got = _PAIRS.get(n)
+    if got is None:
+        masks = np.arange(1 << n)
+        got = []
+        for i in range(n):
+            low = masks[(masks >> i) & 1 == 0]
+            got.append((low, low | (1 << i)))
+        _PAIRS[n] = got
+    return got
 
 
 @dataclass(frozen=True, slots=True)
