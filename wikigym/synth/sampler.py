@@ -517,6 +517,13 @@ class Sampler:
         the fact (or, for a range, on its relation and span, drawn first), so it is kept
         across drafts under that key (bounded: then kept afresh)."""
         node = self._leaf_node(row, is_subj, shape)
+        return node, self._leaf_set_of_kind(node, row, is_subj, kind, kind_set)
+
+    def _leaf_set_of_kind(
+        self, node: Node, row: int, is_subj: bool, kind: str | None, kind_set: np.ndarray | None
+    ) -> np.ndarray:
+        """The kind-restricted set of the constraint ``node`` that :meth:`_leaf_node` made
+        from ``row`` (kept, see :meth:`_leaf_of_kind`)."""
         key = (node.relation, node.lo, node.hi) if isinstance(node, Range) else (row, is_subj)
         got = self._leaves.get((key, kind))
         if got is None:
@@ -527,7 +534,7 @@ class Sampler:
                 self._leaves.clear()
                 self._leaves_held = len(got) + 1
             self._leaves[(key, kind)] = got
-        return node, got
+        return got
 
     def _leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
         """A one-hop constraint from fact ``row`` (a measured literal draws its range here)."""
@@ -663,11 +670,20 @@ class Sampler:
         set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
         before its combinations are tried."""
         g = self.g
+        # The constraints first (their ranges draw from the RNG in edge order), the sets
+        # after: a pool has one leaf per relation, so fewer relations than the smallest
+        # combination needs can make no wide set, and no set is built for it (exact).
+        drawn = [
+            (self._leaf_node(r, is_subj, shape), r, is_subj)
+            for r, is_subj in self._edges(e, visited, entity_only=False)
+            if g.f_rel[r] != skip_rel and (fixed is None or g.f_rel[r] != g.f_rel[fixed[2]])
+        ]
+        base_n = 0 if fixed is None else 1
+        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
+            return None
         leaves: list[tuple[Node, np.ndarray, str]] = []
-        for r, is_subj in self._edges(e, visited, entity_only=False):
-            if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
-                continue
-            node, alone = self._leaf_of_kind(r, is_subj, shape, kind, kind_set)
+        for node, r, is_subj in drawn:
+            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
             if len(alone) >= 2 and has(alone, e):
                 leaves.append((node, alone, g.f_rel[r]))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
