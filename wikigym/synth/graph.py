@@ -924,6 +924,15 @@ class KnowledgeGraph:
             return EMPTY
         return self._subjects_of_code(rs, c)
 
+    def subject_count(self, relation: str, code: int) -> int:
+        """How many subjects have the encoded object ``code`` under ``relation`` (two
+        bisections: no set is built)."""
+        rs = self._inverse.get(relation)
+        if rs is None:
+            return 0
+        a = bisect.bisect_left(self._inv_o, code, rs._lo, rs._hi)
+        return bisect.bisect_right(self._inv_o, code, a, rs._hi) - a
+
     def _subjects_of_code(self, rs: RelationSubjects, c: int) -> np.ndarray:
         a = bisect.bisect_left(self._inv_o, c, rs._lo, rs._hi)
         if a == rs._hi or self._inv_o[a] != c:

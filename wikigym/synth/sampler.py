@@ -681,17 +681,39 @@ class Sampler:
         base_n = 0 if fixed is None else 1
         if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
             return None
-        leaves: list[tuple[Node, np.ndarray, str]] = []
+        # Each leaf's size, and its set only where the size needs it: a fact of e whose
+        # set needs no kind filter is counted by bisection (e is in it: its own fact).
+        sized: list[tuple[int, Node, int, bool, np.ndarray | None]] = []
         for node, r, is_subj in drawn:
+            rel = g.f_rel[r]
+            if (
+                is_subj
+                and isinstance(node, Project)
+                and (
+                    kind_set is None
+                    or (kind is not None and g.relation_kind(rel, "subject") == kind)
+                )
+            ):
+                n = g.subject_count(rel, g.f_obj_codes[r])
+                if n >= 2:
+                    sized.append((n, node, r, is_subj, None))
+                continue
             alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
             if len(alone) >= 2 and has(alone, e):
-                leaves.append((node, alone, g.f_rel[r]))
+                sized.append((len(alone), node, r, is_subj, alone))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
-        leaves.sort(key=lambda t: -len(t[1]))
-        by_rel: dict[str, tuple[Node, np.ndarray, str]] = {}
-        for leaf in leaves:
-            by_rel.setdefault(leaf[2], leaf)
-        pool = list(by_rel.values())[:WIDE_POOL]
+        sized.sort(key=lambda t: -t[0])
+        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray | None]] = {}
+        for leaf in sized:
+            by_rel.setdefault(g.f_rel[leaf[2]], leaf)
+        pool = [
+            (
+                node,
+                alone if alone is not None else self._leaf_set_of_kind(node, r, sj, kind, kind_set),
+                g.f_rel[r],
+            )
+            for _, node, r, sj, alone in list(by_rel.values())[:WIDE_POOL]
+        ]
         base = [] if fixed is None else [(fixed[0], fixed[1], "")]
         sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
 
