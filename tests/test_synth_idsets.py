@@ -12,9 +12,11 @@ import pytest
 
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
+from wikigym.errors import SynthError
 from wikigym.synth import SynthConfig, generate_tasks, idsets
 from wikigym.synth.evaluate import Evaluator, frozen, same_set
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.oracle import build_oracle
 from wikigym.synth.query import (
     Count,
     Entity,
@@ -185,3 +187,33 @@ def test_array_values_match_a_naive_evaluation_of_every_subquery(
                 assert ev.size(n) == len(want)
                 checked += 1
     assert checked > 100
+
+
+def test_bounded_witness_and_oracle_stop_exactly_where_the_unbounded_ones_fail(
+    g: KnowledgeGraph, world: Path
+) -> None:
+    snap = Snapshot.open(world)
+    ev = Evaluator(g)
+    raised = cut = 0
+    for t in generate_tasks(snap, SynthConfig(difficulty="mixed", n=24, seed=5)):
+        root = unwrap(t.query)
+        ev.reset()
+        item = next(iter(ev.eval(root)))
+        rows = ev.witness(root, item)
+        pids = len({g.f_pid[r] for r in rows})
+        assert ev.witness(root, item, pids) == rows  # at the bound: the same rows
+        if pids > 1:
+            try:
+                assert ev.witness(root, item, pids - 1) == rows  # not stopped: all of them
+            except SynthError:
+                raised += 1  # stopped: the rows did state more passages than the bound
+            if isinstance(root, Count | Extreme):  # the member walk ends with the check
+                with pytest.raises(SynthError):
+                    ev.witness(root, item, pids - 1)
+        full = build_oracle(g, rows, snap.passages_of, "q", t.answer)
+        assert build_oracle(g, rows, snap.passages_of, "q", t.answer, len(full)) == full
+        if len(full) > 3:
+            with pytest.raises(SynthError):
+                build_oracle(g, rows, snap.passages_of, "q", t.answer, len(full) - 1)
+            cut += 1
+    assert raised > 0 and cut > 0
