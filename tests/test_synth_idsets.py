@@ -5,6 +5,9 @@ wide-set bitmasks against trying every combination."""
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +37,8 @@ from wikigym.synth.query import (
     walk,
 )
 from wikigym.synth.sampler import rivals_cover
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -217,3 +222,21 @@ def test_bounded_witness_and_oracle_stop_exactly_where_the_unbounded_ones_fail(
                 build_oracle(g, rows, snap.passages_of, "q", t.answer, len(full) - 1)
             cut += 1
     assert raised > 0 and cut > 0
+
+
+def _generate_phd(world: Path, out: Path, hash_seed: str) -> bytes:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": hash_seed}
+    cmd = [sys.executable, "-m", "wikigym", "synth", "generate", "--difficulty", "phd"]
+    cmd += ["--n", "4", "--seed", "2", "--corpus", str(world), "--out", str(out)]
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
+    return out.read_bytes()
+
+
+@pytest.mark.slow  # two phd generations in fresh processes: minutes on a loaded machine
+def test_phd_generation_on_id_arrays_gives_the_same_bytes_in_any_process(
+    world: Path, tmp_path: Path
+) -> None:
+    # phd drafts take every new path: id-array sets, wide bitmasks, kept leaves, bounds.
+    a = _generate_phd(world, tmp_path / "a.jsonl", "3")
+    b = _generate_phd(world, tmp_path / "b.jsonl", "4242")
+    assert a == b and a.count(b'"level"') >= 4
