@@ -54,7 +54,10 @@ class ServeConfig:
         if self.idle_timeout_s < 0:
             raise ConfigError(f"idle_timeout_s must be >= 0, got {self.idle_timeout_s}")
         if self.workers is not None and self.workers < 0:
-            raise ConfigError(f"workers must be >= 0, got {self.workers}")
+            raise ConfigError(
+                f"workers must be >= 0, got {self.workers}; pass 0 to run env work on the "
+                "event loop, or a number of env threads"
+            )
         if not self.env_ids:
             raise ConfigError("env_ids must name at least one env id")
         unknown = [e for e in self.env_ids if e not in ENV_IDS]
