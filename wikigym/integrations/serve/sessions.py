@@ -96,8 +96,8 @@ class SessionPool:
     """The sessions of one server: creation under a bound, env work, reaping.
 
     Env work runs in ``config.env_threads`` threads, or, when that is 0, on the event loop's
-    thread as it is submitted (its future is already done): no handoff, and no other message
-    is read while a step runs.
+    thread as it is submitted (:meth:`submit` then returns a :class:`Ran`, the finished work):
+    no handoff, and no other message is read while a step runs.
     """
 
     def __init__(self, config: ServeConfig, metrics: Metrics) -> None:
