@@ -235,6 +235,7 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "stage": "search",
         "snapshot": str(snap_path),
+        "snapshot_id": snap.snapshot_id,
         "passages": total,
         "queries": len(queries),
         "query_examples": queries[:5],
@@ -259,11 +260,15 @@ def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 
 def load_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
-    """One row per snapshot: its build record joined with its search record."""
+    """One row per snapshot: its build record joined with its search record, by snapshot id
+    (a search measured on another build of the same id reads the same tables and index), or
+    by path for a record that names no id."""
+    records = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    ids = {r["snapshot"]: r["snapshot_id"] for r in records if r.get("snapshot_id")}
     by_snap: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        by_snap.setdefault(rec["snapshot"], {})[rec["stage"]] = rec
+    for rec in records:
+        key = rec.get("snapshot_id") or ids.get(rec["snapshot"], rec["snapshot"])
+        by_snap.setdefault(key, {})[rec["stage"]] = rec
     rows = [r for r in by_snap.values() if "build" in r]
     return sorted(rows, key=lambda r: r["build"]["counts"]["passages"])
 

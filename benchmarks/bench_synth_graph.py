@@ -47,6 +47,11 @@ OLD = {
     # The first columnar graph (e431c17), measured by this script on the same worlds.
     "columnar_e431c17": "1M world: 109.9 B/fact resident (61.7 in arrays), phd 0.28 tasks/s,"
     " hard 1.12; 230k world: 136.5 B/fact (66.8 arrays), phd 0.92, hard 4.84 (load 7-14)",
+    # The sampler and evaluator on Python frozensets (a43a96b), measured by this script in
+    # the same session as the id-array sets that replaced them (the same tasks).
+    "frozenset_sampler_a43a96b": "1M world: phd 0.61 tasks/s (load ~3); 230k world: phd 1.16"
+    " tasks/s (1.57 per CPU-s), hard 3.47 (4.49 per CPU-s); embedded world: phd 4.77 (6.49 per"
+    " CPU-s), hard 15.88 (21.55 per CPU-s) (load 3-5)",
 }
 WIKIPEDIA_FACTS = (20_000_000, 50_000_000, 100_000_000)
 
@@ -93,13 +98,16 @@ def measure_one(corpus: str | None, levels: list[str], n: int, seed: int) -> dic
     out["graph_resident_bytes_per_fact"] = round((rss1 - rss2) / facts, 1)
     graph_of(snap)
     for level in levels:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         ts = generate_tasks(snap, SynthConfig(difficulty=level, n=n, seed=seed))
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         out["generate"][level] = {
             "tasks": len(ts),
             "seconds": round(dt, 3),
             "per_s": round(len(ts) / dt, 2),
+            # CPU seconds of this process: on a shared machine, what the work itself costs.
+            "cpu_seconds": round(cpu, 3),
+            "per_cpu_s": round(len(ts) / cpu, 2),
             "taskset_id": ts.taskset_id,
         }
     out["rss_after_generate_mib"] = round(proc.memory_info().rss / 2**20, 1)
@@ -108,7 +116,7 @@ def measure_one(corpus: str | None, levels: list[str], n: int, seed: int) -> dic
 
 def markdown(runs: list[dict[str, Any]], levels: list[str]) -> str:
     head = ["snapshot", "articles", "facts", "build s", "B/fact resident", "B/fact peak",
-            "B/fact arrays", "B/fact graph-held", "allocators keep MiB", "RSS after gen MiB", *(f"{lv} tasks/s" for lv in levels)]  # fmt: skip
+            "B/fact arrays", "B/fact graph-held", "allocators keep MiB", "RSS after gen MiB", *(f"{lv} tasks/s" for lv in levels), *(f"{lv} tasks/CPU-s" for lv in levels)]  # fmt: skip
     rows = [
         [
             Path(r["snapshot"]).name,
@@ -122,6 +130,7 @@ def markdown(runs: list[dict[str, Any]], levels: list[str]) -> str:
             r["allocator_kept_mib"],
             r["rss_after_generate_mib"],
             *(r["generate"][lv]["per_s"] for lv in levels),
+            *(r["generate"][lv].get("per_cpu_s", "-") for lv in levels),
         ]
         for r in runs
     ]

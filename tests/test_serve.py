@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -121,10 +122,11 @@ def test_episodes_over_the_wire_equal_in_process(paths, tasks) -> None:
     assert tasks[0].oracle  # the oracle episode ended with reward 1 (checked against in-process)
 
 
-def test_many_concurrent_sessions_share_one_snapshot(paths, tasks) -> None:
+@pytest.mark.parametrize("workers", [None, 3], ids=["on-the-loop", "in-threads"])
+def test_many_concurrent_sessions_share_one_snapshot(paths, tasks, workers) -> None:
     n = 24
     plans = [(tasks[i % len(tasks)], oracle_actions(tasks[i % len(tasks)])) for i in range(n)]
-    with serve_in_thread(config(paths, max_sessions=n)) as (url, app):
+    with serve_in_thread(config(paths, max_sessions=n, workers=workers)) as (url, app):
 
         async def main():
             return await asyncio.gather(
@@ -135,12 +137,15 @@ def test_many_concurrent_sessions_share_one_snapshot(paths, tasks) -> None:
             )
 
         outcomes = asyncio.run(asyncio.wait_for(main(), 120))
+        env_threads = [t for t in threading.enumerate() if t.name.startswith("wikigym-env")]
         ids = {state["session_id"] for _, state in outcomes}
         assert len(ids) == n
         for i, ((task, actions), (results, _)) in enumerate(zip(plans, outcomes, strict=True)):
             assert transcript_of(results) == in_process(paths, task.task_id, i, actions)
             assert results[-1].reward == 1.0
         assert metric(url, "wikigym_sessions_active") == 0
+        # python off: steps run on the event loop unless --workers asks for threads
+        assert bool(env_threads) == (workers is not None)
 
         # while sessions are held, every env of every session reads the same Snapshot object
         async def hold():

@@ -33,15 +33,26 @@ TEXT, BINARY, CONT, CLOSE, PING, PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 RESET = json.dumps({"type": "reset", "data": {"seed": 1}}).encode()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, Any]]:
+@pytest.fixture(
+    scope="module",
+    params=[(None, "asyncio"), (2, "asyncio"), (None, "uvloop")],
+    ids=["on-the-loop", "in-threads", "uvloop"],
+)
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
+    """A server that runs env work on its event loop (the default for CPU-only steps), one
+    that runs it in env threads, and one on uvloop (which Uvicorn picks when it is installed;
+    its transports are not asyncio's classes): every wire test holds for each."""
+    workers, loop = request.param
+    if loop == "uvloop":
+        need("uvloop")
     snapshot, _ = default_resources(progress=False)
     config = ServeConfig(
         corpus=str(snapshot.path),
         tasks=str(default_tasks_path()),
         env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        workers=workers,
     )
-    with serve_in_thread(config) as served:
+    with serve_in_thread(config, loop=loop) as served:
         yield served
 
 

@@ -142,16 +142,17 @@ def test_wide_pools_dropped_early_are_exactly_those_that_fail() -> None:
     found = 0
     for e in range(0, g.n_nodes, 4):
         kind = g.kinds[e]
-        kind_set = g.members(kind) if kind else None
+        kind_set = g.member_ids(kind) if kind else None
         got = []
+        # unique=False tries each combination's intersection in turn; unique=True decides
+        # them all at once from the rivals' membership bits (and drops hopeless pools).
         for unique in (False, True):
             s = Sampler(g, np.random.default_rng(e))
-            got.append(
-                s._wide(
-                    e, kind, kind_set, frozenset({e}), shape, None,
-                    lambda c: len(c) == 1, unique=unique,
-                )
+            out = s._wide(
+                e, kind, kind_set, frozenset({e}), shape, None,
+                lambda c: len(c) == 1, unique=unique,
             )  # fmt: skip
+            got.append(None if out is None else (out[0], out[1].tolist()))
         assert got[0] == got[1], e
         found += got[0] is not None
     assert found > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -35,6 +36,11 @@ class CalcEnv(gym.Env[str, str]):
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     takes_corpus: ClassVar[bool] = False  # no snapshot, no TaskSet (see envs.recipe)
+
+    @staticmethod
+    def steps_can_wait(kwargs: Mapping[str, Any]) -> bool:
+        """Never: an answer is checked in-process (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
+        return False
 
     def __init__(
         self, level: int = 2, reward: str | RewardConfig = "binary", render_mode: str | None = None

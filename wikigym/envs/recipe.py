@@ -41,6 +41,14 @@ def takes_corpus(spec: EnvSpec) -> bool:
     return bool(getattr(env_class(spec), "takes_corpus", False))
 
 
+def steps_can_wait(spec: EnvSpec) -> bool:
+    """Whether a step of the env can block on something outside the process (a subprocess),
+    rather than only compute: a server runs CPU-only steps on its event loop, since under the
+    GIL a thread adds only handoff cost. An env class that does not say is assumed to wait."""
+    ask = getattr(env_class(spec), "steps_can_wait", None)
+    return True if ask is None else bool(ask(spec.kwargs))
+
+
 def make_env(spec: EnvSpec, **overrides: Any) -> gym.Env[Any, Any]:
     """A new env from the recipe (``overrides``: objects that are not recipe data, such as
     an open snapshot shared by the caller)."""

@@ -17,6 +17,7 @@ config asks for it, ``step_rewards``. Nothing in ``info`` depends on time or mem
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -89,6 +90,15 @@ class WikiSearchEnv(gym.Env[str, str]):
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     takes_corpus: ClassVar[bool] = True  # reads corpus= and tasks= (see envs.recipe)
+
+    @staticmethod
+    def steps_can_wait(kwargs: Mapping[str, Any]) -> bool:
+        """Whether a step of an env made with ``kwargs`` can wait on a subprocess: only the
+        ``python`` tool does (the sandbox); search, open, find and answer are in-process CPU
+        work (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
+        if kwargs.get("python", "auto") == "off":
+            return False
+        return ToolName.PYTHON in _tool_names(kwargs.get("tools"))
 
     def __init__(
         self,

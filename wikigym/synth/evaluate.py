@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from wikigym.errors import SynthError
+from wikigym.synth import idsets
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
     Arith,
@@ -33,7 +34,6 @@ from wikigym.synth.query import (
 )
 
 Item = int | str
-_MANY = 24  # sets at least this large are projected in one numpy pass
 
 
 def _order(x: Item) -> tuple[bool, int | str]:
@@ -58,11 +58,16 @@ def _derived(g: KnowledgeGraph) -> dict[object, object]:
 
 def same_object(g: KnowledgeGraph, rel_a: str, rel_b: str) -> frozenset[int]:
     """Subjects with some object under both ``rel_a`` and ``rel_b``."""
+    return frozenset(same_object_ids(g, rel_a, rel_b).tolist())
+
+
+def same_object_ids(g: KnowledgeGraph, rel_a: str, rel_b: str) -> np.ndarray:
+    """:func:`same_object` as sorted ids (kept once built)."""
     d = _derived(g)
     key = ("same", rel_a, rel_b)
     got = d.get(key)
     if got is None:
-        d[key] = got = g.shared_object_subjects(rel_a, rel_b)
+        d[key] = got = g.shared_object_ids(rel_a, rel_b)
     return got  # type: ignore[return-value]
 
 
@@ -71,15 +76,44 @@ def number_key(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}".rstrip("0").rstrip(".")
 
 
+# A node's set inside the evaluator: entities as sorted ids (wikigym.synth.idsets), any
+# set with a literal key (or an id outside the graph) as a frozenset.
+Value_ = np.ndarray | frozenset[Item]
+
+
+def frozen(v: Value_) -> frozenset[Item]:
+    """A node's set as a frozenset."""
+    return frozenset(v.tolist()) if isinstance(v, np.ndarray) else v
+
+
+def same_set(a: Value_, b: Value_) -> bool:
+    """Whether two node sets hold the same items."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return idsets.equal(a, b)
+    if len(a) != len(b):
+        return False
+    return frozen(a) == frozen(b)
+
+
+def contains(v: Value_, x: object) -> bool:
+    """Whether ``x`` is in the node set ``v``."""
+    if isinstance(v, np.ndarray):
+        return type(x) is int and idsets.has(v, x)
+    return x in v
+
+
 class Evaluator:
     """Evaluates nodes of one graph, memoising sub-results for one query at a time."""
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.g = graph
-        self._memo: dict[Node, frozenset[Item]] = {}
+        self._memo: dict[Node, Value_] = {}
+        self._frozen: dict[Node, frozenset[Item]] = {}
+        self._max_passages: int | None = None
 
     def reset(self) -> None:
         self._memo.clear()
+        self._frozen.clear()
 
     def measure(self, relation: str, entity: Item) -> float | None:
         """The least ``relation`` measure of ``entity`` (None when it has none)."""
@@ -98,6 +132,14 @@ class Evaluator:
 
     def eval(self, node: Node) -> frozenset[Item]:
         """The set of ``node`` (entities or literal keys)."""
+        hit = self._frozen.get(node)
+        if hit is None:
+            hit = self._frozen[node] = frozen(self.value(node))
+        return hit
+
+    def value(self, node: Node) -> Value_:
+        """The set of ``node``: sorted ids when it holds entities of the graph only, else a
+        frozenset (see :func:`frozen`, :func:`same_set`, :func:`contains`)."""
         hit = self._memo.get(node)
         if hit is not None:
             return hit
@@ -105,111 +147,151 @@ class Evaluator:
         self._memo[node] = out
         return out
 
-    def _eval(self, node: Node) -> frozenset[Item]:
+    def ids(self, node: Node) -> np.ndarray:
+        """The entities of ``node``'s set as sorted ids (its literal keys left out)."""
+        v = self.value(node)
+        if isinstance(v, np.ndarray):
+            return v
+        return self._entity_ids(v)
+
+    def size(self, node: Node) -> int:
+        """How many items ``node``'s set holds."""
+        return len(self.value(node))
+
+    def _entity_ids(self, items: frozenset[Item]) -> np.ndarray:
+        n = self.g.n_nodes
+        return idsets.ids_of(x for x in items if type(x) is int and 0 <= x < n)
+
+    def _pack(self, items: frozenset[Item]) -> Value_:
+        """``items`` as sorted ids when they are all entities of the graph."""
+        n = self.g.n_nodes
+        if all(type(x) is int and 0 <= x < n for x in items):
+            return idsets.ids_of(items)  # type: ignore[arg-type]
+        return items
+
+    def _eval(self, node: Node) -> Value_:
         g = self.g
         if isinstance(node, Entity):
-            return frozenset((node.doc_id,))
+            return self._pack(frozenset((node.doc_id,)))
         if isinstance(node, Value):
             return frozenset((node.key,))
         if isinstance(node, IsA):
-            return g.members(node.kind)  # type: ignore[return-value]
+            return g.member_ids(node.kind)
         if isinstance(node, Range):
-            return g.in_range(node.relation, node.lo, node.hi)  # type: ignore[return-value]
+            return g.range_ids(node.relation, node.lo, node.hi)
         if isinstance(node, Project):
-            arg = self.eval(node.arg)
-            out: set[Item] = set()
-            if len(arg) >= _MANY:  # one numpy pass rather than a lookup per item
-                if node.inverse:
-                    return frozenset(g.subjects_of_all(node.relation, arg))
-                return frozenset(g.objects_of_all(node.relation, arg))
+            arg = self.value(node.arg)
             if node.inverse:
-                index = g.inv.get(node.relation, {})
-                for o in arg:
-                    out.update(index.get(o, ()))
-            else:
-                for s in arg:
-                    if isinstance(s, int):
-                        out.update(g.objects(node.relation, s))
-            return frozenset(out)
+                if isinstance(arg, np.ndarray):
+                    codes = arg
+                else:
+                    got = (g.encode(x) for x in sorted(arg, key=_order))
+                    codes = idsets.ids_of(c for c in got if c is not None)
+                return g.subject_ids_of_codes(node.relation, codes)
+            ids = arg if isinstance(arg, np.ndarray) else self._entity_ids(arg)
+            codes = g.object_codes_of_ids(node.relation, ids)
+            if not len(codes) or codes[0] >= 0:  # entities only
+                return codes
+            return frozenset(g.decode(c) for c in codes.tolist())
         if isinstance(node, Intersect):
             pos = [a for a in node.args if not isinstance(a, Not)]
             if not pos:
                 raise SynthError("an 'and' query node needs at least one positive argument")
-            sets = sorted((self.eval(a) for a in pos), key=len)
+            vals = [self.value(a) for a in pos]
+            negs = [a.arg for a in node.args if isinstance(a, Not)]
+            if all(isinstance(v, np.ndarray) for v in vals):
+                acc_ids = idsets.intersect_all(vals)  # type: ignore[arg-type]
+                for a in negs:
+                    if not len(acc_ids):
+                        break
+                    neg = self.value(a)
+                    if isinstance(neg, np.ndarray):
+                        acc_ids = idsets.minus(acc_ids, neg)
+                    else:
+                        acc_ids = idsets.minus(acc_ids, self._entity_ids(neg))
+                return acc_ids
+            sets = sorted((frozen(v) for v in vals), key=len)
             acc = set(sets[0])
             for s in sets[1:]:
                 acc.intersection_update(s)
                 if not acc:
                     break
-            for a in node.args:
-                if isinstance(a, Not) and acc:
-                    acc.difference_update(self.eval(a.arg))
-            return frozenset(acc)
+            for a in negs:
+                if acc:
+                    acc.difference_update(frozen(self.value(a)))
+            return self._pack(frozenset(acc))
         if isinstance(node, Not):
             raise SynthError("a 'not' query node must be an argument of an 'and' node")
         if isinstance(node, Union):
             if not node.args:
                 raise SynthError("an 'or' query node needs at least one argument")
-            acc = set()
-            for a in node.args:
-                acc.update(self.eval(a))
-            return frozenset(acc)
+            vals = [self.value(a) for a in node.args]
+            if all(isinstance(v, np.ndarray) for v in vals):
+                return idsets.union_all(vals)  # type: ignore[arg-type]
+            acc: set[Item] = set()
+            for v in vals:
+                acc.update(frozen(v))
+            return self._pack(frozenset(acc))
         if isinstance(node, Same):
-            return same_object(g, node.rel_a, node.rel_b)  # type: ignore[return-value]
+            return same_object_ids(g, node.rel_a, node.rel_b)
         if isinstance(node, Extreme):
-            arg = self.eval(node.arg)
-            if len(arg) >= _MANY:  # the measures of a large set in one lookup
-                ids = np.fromiter((x for x in arg if type(x) is int), dtype=np.int64)
-                vals = g.least_measures(node.relation, ids)
-                has = ~np.isnan(vals)
-                if not has.any():
-                    return frozenset()
-                best = vals[has].max() if node.most else vals[has].min()
-                return frozenset(ids[has & (vals == best)].tolist())
-            scored = [
-                (m, x)
-                for x in self.eval(node.arg)
-                if (m := self.measure(node.relation, x)) is not None
-            ]
-            if not scored:
-                return frozenset()
-            best = max(m for m, _ in scored) if node.most else min(m for m, _ in scored)
-            return frozenset(x for m, x in scored if m == best)
+            arg = self.value(node.arg)
+            # Literal keys have no measure: only the entities compete.
+            ids = arg if isinstance(arg, np.ndarray) else self._entity_ids(arg)
+            if not len(ids):
+                return idsets.EMPTY
+            vals = g.least_measures(node.relation, ids)
+            has = ~np.isnan(vals)
+            if not has.any():
+                return idsets.EMPTY
+            best = vals[has].max() if node.most else vals[has].min()
+            return ids[has & (vals == best)]
         if isinstance(node, Arith):
-            left, right = self.eval(node.left), self.eval(node.right)
+            left, right = self.value(node.left), self.value(node.right)
             if len(left) != 1 or len(right) != 1:
                 return frozenset()
-            a = self.literal_measure(next(iter(left)))
-            b = self.literal_measure(next(iter(right)))
+            a = self.literal_measure(next(iter(frozen(left))))
+            b = self.literal_measure(next(iter(frozen(right))))
             if a is None or b is None:
                 return frozenset()
             v = a - b if node.op == "sub" else a + b
             return frozenset((number_key(v),))
         if isinstance(node, Count):
-            return frozenset((str(len(self.eval(node.arg))),))
+            return frozenset((str(len(self.value(node.arg))),))
         if isinstance(node, Ask):
-            target = self.eval(node.arg)
+            target = self.value(node.arg)
             cand = (
                 node.candidate.doc_id if isinstance(node.candidate, Entity) else node.candidate.key
             )
-            return frozenset(("yes" if cand in target else "no",))
+            return frozenset(("yes" if contains(target, cand) else "no",))
         raise SynthError(f"cannot evaluate {type(node).__name__}")
 
     # ---- witnesses -------------------------------------------------------------------
-    def witness(self, node: Node, target: Item) -> list[int]:
+    def witness(self, node: Node, target: Item, max_passages: int | None = None) -> list[int]:
         """Fact rows showing that ``target`` is in ``node``'s set (leaves first, no repeats).
 
         Raises:
-            SynthError: ``target`` is not in the set.
+            SynthError: ``target`` is not in the set, or (with ``max_passages``) the rows of
+                the members walked so far state more than ``max_passages`` distinct passages:
+                a set of members too large to show (checked member by member, so a count or
+                superlative over 10^4 members stops after a few).
         """
         rows: list[int] = []
+        self._max_passages = max_passages
         self._witness(node, target, rows)
         return list(dict.fromkeys(rows))
+
+    def _check_passages(self, rows: list[int]) -> None:
+        limit = self._max_passages
+        if limit is not None and len(rows) > limit:
+            pids = {self.g.f_pid[r] for r in rows}
+            if len(pids) > limit:
+                raise SynthError(f"the evidence states more than {limit} passages")
 
     def _witness(self, node: Node, t: Item, rows: list[int]) -> None:
         g = self.g
         if isinstance(node, Entity | Value | IsA):
-            if t not in self.eval(node):
+            if not contains(self.value(node), t):
                 raise SynthError(f"{t!r} is not in {node}")
             return
         if isinstance(node, Range):
@@ -220,19 +302,22 @@ class Evaluator:
                     return
             raise SynthError(f"{t!r} has no {node.relation} in [{node.lo}, {node.hi}]")
         if isinstance(node, Project):
-            arg = self.eval(node.arg)
+            arg = self.value(node.arg)
             if node.inverse:
                 for r in g.fwd.get(node.relation, {}).get(t, ()):  # type: ignore[call-overload]
-                    if g.f_obj[r] in arg:
+                    if contains(arg, g.f_obj[r]):
                         self._witness(node.arg, g.f_obj[r], rows)
                         rows.append(r)
                         return
             else:
-                for s in sorted(arg, key=_order):
-                    if isinstance(s, int) and (r := g.find_row(s, node.relation, t)) is not None:
-                        self._witness(node.arg, s, rows)
-                        rows.append(r)
-                        return
+                # The least subject of the argument with a (subject, relation, t) fact: the
+                # one a walk over the argument in sorted order would meet first.
+                ids = arg if isinstance(arg, np.ndarray) else self._entity_ids(arg)
+                hits = idsets.intersect(ids, g.subject_ids(node.relation, t))
+                if len(hits) and (r := g.find_row(int(hits[0]), node.relation, t)) is not None:
+                    self._witness(node.arg, int(hits[0]), rows)
+                    rows.append(r)
+                    return
             raise SynthError(f"{t!r} is not reached by {node.relation}")
         if isinstance(node, Intersect):
             # Deepest constraint first: that is the chain the oracle follows. A negated
@@ -243,7 +328,7 @@ class Evaluator:
             return
         if isinstance(node, Union):
             for a in node.args:
-                if t in self.eval(a):
+                if contains(self.value(a), t):
                     self._witness(a, t, rows)
                     return
             raise SynthError(f"{t!r} is in no branch of the union")
@@ -267,18 +352,16 @@ class Evaluator:
                     if g.f_measure[r] is not None:
                         rows.append(r)
                         break
+                self._check_passages(rows)
             return
         if isinstance(node, Arith):
             for side in (node.left, node.right):
                 (v,) = tuple(self.eval(side))
                 self._witness(side, v, rows)
             return
-        if isinstance(node, Count):
+        if isinstance(node, Count | Ask):
             for m in sorted(self.eval(node.arg), key=_order):
                 self._witness(node.arg, m, rows)
-            return
-        if isinstance(node, Ask):
-            for m in sorted(self.eval(node.arg), key=_order):
-                self._witness(node.arg, m, rows)
+                self._check_passages(rows)
             return
         raise SynthError(f"cannot witness {type(node).__name__}")

@@ -16,12 +16,13 @@ import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
+from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, frozen
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
-from wikigym.synth.oracle import build_oracle
+from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import (
     Arith,
     Ask,
@@ -171,18 +172,34 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         cons = constraints(n)
         if len(cons) < 2:
             continue
-        kinds = [ev.eval(a) for a in n.args if isinstance(a, IsA)]
-        union: set[object] = set()
         kind = kinds_of(n)
-        every = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
-        for c in cons:
-            s = every - ev.eval(c.arg) if isinstance(c, Not) else ev.eval(c)
-            for k in kinds:
-                s = s & k
-            union |= s
-            low = len(s) if low is None else min(low, len(s))
+        kinds = [ev.value(a) for a in n.args if isinstance(a, IsA)]
+        sets = [ev.value(c.arg if isinstance(c, Not) else c) for c in cons]
+        if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
+            # Entity sets only (the usual case): sorted id arrays, no Python sets.
+            every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
+            kind_ids = [k for k in kinds if isinstance(k, np.ndarray)]
+            parts = []
+            for c, v in zip(cons, sets, strict=True):
+                assert isinstance(v, np.ndarray)
+                s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
+                for kid in kind_ids:
+                    s_ids = idsets.intersect(s_ids, kid)
+                parts.append(s_ids)
+                low = len(s_ids) if low is None else min(low, len(s_ids))
+            n_union = len(idsets.union_all(parts))
+        else:
+            union: set[object] = set()
+            every_set = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
+            for c, v in zip(cons, sets, strict=True):
+                s = every_set - frozen(v) if isinstance(c, Not) else frozen(v)
+                for k in kinds:
+                    s = s & frozen(k)
+                union |= s
+                low = len(s) if low is None else min(low, len(s))
+            n_union = len(union)
         if top_union < 0:
-            top_union = len(union) - 1
+            top_union = n_union - 1
     return (low or 0), max(top_union, 0)
 
 
@@ -292,7 +309,13 @@ class TaskBuilder:
         leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
-        rows = ev.witness(root, draft.answer)
+        # Every passage of the evidence is shown by some find of the oracle, and a find
+        # shows at most FIND_MAX_HITS: more passages than the call budget's finds can show
+        # could never make an oracle (exact), so the witness stops there.
+        try:
+            rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
+        except SynthError:
+            return None
         if not rows:
             return None
         constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
@@ -303,14 +326,17 @@ class TaskBuilder:
             if isinstance(e, int) and e not in constants and e != draft.answer
         ]
         hidden = list(dict.fromkeys(hidden))
+        # The oracle before the hidden-name scan: evidence of thousands of rows (counts and
+        # superlatives over wide sets) fails the call budget after a few pages, while the
+        # scan would test every hidden title. Both only reject, so the order changes nothing.
+        first = first_constant(root, self.renderer) or question[:120]
+        try:
+            oracle = build_oracle(g, rows, self._passages, first, answer, MAX_ORACLE_CALLS)
+        except SynthError:
+            return None
         if draft.form != "yes_no" and any(
             para.contains_word(question, g.titles[e]) for e in hidden
         ):
-            return None
-        first = first_constant(root, self.renderer) or question[:120]
-        try:
-            oracle = build_oracle(g, rows, self._passages, first, answer)
-        except SynthError:
             return None
         m["oracle_calls"] = len(oracle)
         if len(oracle) > MAX_ORACLE_CALLS or level_problems(level, m):

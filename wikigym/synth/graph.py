@@ -18,7 +18,7 @@ import ctypes
 import math
 import re
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from wikigym.synth.columns import (
     index_dtype,
     mv,
 )
+from wikigym.synth.idsets import EMPTY, as_ids, ids_of, unique_ids
 from wikigym.synth.values import clean_literal
 
 # Relations that never make a question: names, images, coordinates, ranks, codes.
@@ -220,6 +221,11 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         """The rows of ``entity`` (a valid node id) as a sequence."""
         a, b = self._off[entity], self._off[entity + 1]
         return self._o[a:b] if self._o is not None else range(a, b)
+
+    def rows_array(self, entity: int) -> np.ndarray:
+        """The rows of ``entity`` (a valid node id) as an array."""
+        a, b = self._off[entity], self._off[entity + 1]
+        return self._order[a:b] if self._order is not None else np.arange(a, b)
 
     def rows_of_all(self, entities: np.ndarray) -> np.ndarray:
         """The rows of every entity in ``entities`` (valid node ids), concatenated."""
@@ -472,6 +478,11 @@ class KnowledgeGraph:
         self._relation_kind: dict[tuple[str, str], str | None] = {}
         self._ranges: dict[tuple[int, int], frozenset[int]] = {}
         self._ranges_held = 0
+        self._id_sets: dict[tuple[str, int, int], np.ndarray] = {}
+        self._id_sets_held = 0
+        self._member_ids: dict[str, np.ndarray] = {}
+        self._measured_ids: dict[str, np.ndarray] = {}
+        self._object_ids: dict[str, np.ndarray] = {}
         self.lit_keys = values.keys
         self.val_aliases = values.aliases
         self.val_surfaces = values.surfaces
@@ -495,6 +506,7 @@ class KnowledgeGraph:
         self.f_vtype = Through(self.val, Names(values.vtype, values.vtype_names))
         self.f_measure = Measures(values.measure, self.val)
         self._obj_mv = mv(self.obj)
+        self.f_obj_codes = self._obj_mv  # encoded objects (doc id, or -1 - key id) per row
         self._index(values)
 
     @property
@@ -772,14 +784,18 @@ class KnowledgeGraph:
 
     def shared_object_subjects(self, rel_a: str, rel_b: str) -> frozenset[int]:
         """Subjects with some object under both ``rel_a`` and ``rel_b``."""
+        return frozenset(self.shared_object_ids(rel_a, rel_b).tolist())
+
+    def shared_object_ids(self, rel_a: str, rel_b: str) -> np.ndarray:
+        """:meth:`shared_object_subjects` as sorted ids."""
         a, b = self._rel_index.get(rel_a), self._rel_index.get(rel_b)
         if a is None or b is None:
-            return frozenset()
+            return EMPTY
         fb = self._fwd_bounds
         rows_a, rows_b = self.fwd_rows[fb[a] : fb[a + 1]], self.fwd_rows[fb[b] : fb[b + 1]]
         sa, sb = self.subj[rows_a], self.subj[rows_b]
         if not len(sa) or not len(sb):
-            return frozenset()
+            return EMPTY
         # Only subjects under both relations can qualify (both segments are sorted).
         both_a = sb[np.minimum(np.searchsorted(sb, sa), len(sb) - 1)] == sa
         both_b = sa[np.minimum(np.searchsorted(sa, sb), len(sa) - 1)] == sb
@@ -791,7 +807,7 @@ class KnowledgeGraph:
 
         ka, kb = pairs(rows_a[both_a]), pairs(rows_b[both_b])
         hit = ka[kb[np.minimum(np.searchsorted(kb, ka), len(kb) - 1)] == ka] if len(kb) else ka[:0]
-        return frozenset((hit >> 32).tolist())
+        return unique_ids(hit >> 32)
 
     def functional(self, relation: str) -> bool:
         """Whether every subject of ``relation`` has at most one fact under it (one numpy
@@ -879,6 +895,145 @@ class KnowledgeGraph:
             b = self._range_bounds
             got = frozenset(self.range_subj[b[i] : b[i + 1]].tolist())
             self._measured[relation] = got
+        return got
+
+    # ---- entity sets as sorted id arrays (wikigym.synth.idsets) ------------------------
+    def _kept(
+        self, key: tuple[str, int, int], size: int, build: Callable[[], np.ndarray]
+    ) -> np.ndarray:
+        """``build()``, kept when ``size`` is large (spans and objects repeat), within the
+        same bound as the subject sets (then the kept arrays start afresh)."""
+        if size < _CACHE_MIN:
+            return build()
+        got = self._id_sets.get(key)
+        if got is None:
+            got = build()
+            got.flags.writeable = False
+            self._id_sets_held += size
+            if self._id_sets_held > _CACHE_CAP:
+                self._id_sets.clear()
+                self._id_sets_held = size
+            self._id_sets[key] = got
+        return got
+
+    def subject_ids(self, relation: str, obj: int | str) -> np.ndarray:
+        """:meth:`subjects` as sorted ids."""
+        rs = self._inverse.get(relation)
+        c = self.encode(obj)
+        if rs is None or c is None:
+            return EMPTY
+        return self._subjects_of_code(rs, c)
+
+    def subject_count(self, relation: str, code: int) -> int:
+        """How many subjects have the encoded object ``code`` under ``relation`` (two
+        bisections: no set is built)."""
+        rs = self._inverse.get(relation)
+        if rs is None:
+            return 0
+        a = bisect.bisect_left(self._inv_o, code, rs._lo, rs._hi)
+        return bisect.bisect_right(self._inv_o, code, a, rs._hi) - a
+
+    def _subjects_of_code(self, rs: RelationSubjects, c: int) -> np.ndarray:
+        a = bisect.bisect_left(self._inv_o, c, rs._lo, rs._hi)
+        if a == rs._hi or self._inv_o[a] != c:
+            return EMPTY
+        b = bisect.bisect_right(self._inv_o, c, a, rs._hi)
+        # A segment of the (relation, object, subject)-sorted pairs: sorted unique already.
+        return self._kept(("s", a, b), b - a, lambda: as_ids(self.inv_subj[a:b]))
+
+    def subject_ids_of_codes(self, relation: str, codes: np.ndarray) -> np.ndarray:
+        """The subjects (sorted ids) that have some encoded object of ``codes`` under
+        ``relation``."""
+        rs = self._inverse.get(relation)
+        if rs is None or not len(codes):
+            return EMPTY
+        if len(codes) == 1:
+            return self._subjects_of_code(rs, int(codes[0]))
+        seg = self.inv_obj[rs._lo : rs._hi]
+        a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
+        return unique_ids(self.inv_subj[rs._lo + _spans(a, b)])
+
+    def object_codes_of_ids(self, relation: str, ids: np.ndarray) -> np.ndarray:
+        """The encoded objects (sorted unique: literal keys first) of the entities ``ids``
+        (valid node ids) under ``relation``."""
+        code = self._rel_index.get(relation)
+        if code is None or not len(ids):
+            return EMPTY
+        if len(ids) == 1:
+            obj, rel = self._obj_mv, self.f_rel_codes
+            got = [obj[r] for r in self.out_rows.rows_of(int(ids[0])) if rel[r] == code]
+            return ids_of(got)
+        rows = self.out_rows.rows_of_all(ids)
+        return unique_ids(self.obj[rows[self.rel[rows] == code]])
+
+    def decode(self, code: int) -> int | str:
+        """The node of an encoded object (a doc id, or a literal key)."""
+        return self._decode_one(code)
+
+    def _decode_one(self, code: int) -> int | str:
+        return code if code >= 0 else self.lit_keys[-1 - code]
+
+    def object_ids(self, relation: str, subject: int) -> np.ndarray:
+        """The entity objects of ``subject`` under ``relation``, as sorted ids."""
+        return ids_of(o for o in self.objects(relation, subject) if isinstance(o, int))
+
+    def range_ids(self, relation: str, lo: float, hi: float) -> np.ndarray:
+        """:meth:`in_range` as sorted ids."""
+        i = self._rel_index.get(relation)
+        if i is None:
+            return EMPTY
+        b0, b1 = self._range_bounds[i], self._range_bounds[i + 1]
+        values = self.range_vals[b0:b1]
+        a = b0 + int(np.searchsorted(values, lo, side="left"))
+        b = b0 + int(np.searchsorted(values, hi, side="right"))
+        return self._kept(("r", a, b), b - a, lambda: unique_ids(self.range_subj[a:b]))
+
+    def member_ids(self, kind: str) -> np.ndarray:
+        """:meth:`members` as sorted ids (kept: there are few kinds)."""
+        got = self._member_ids.get(kind)
+        if got is None:
+            code = self._kind_index.get(kind)
+            got = EMPTY if code is None else as_ids(np.flatnonzero(self._kind_codes == code))
+            got.flags.writeable = False
+            self._member_ids[kind] = got
+        return got
+
+    def ids_of_kind(self, ids: np.ndarray, kind: str | None) -> np.ndarray:
+        """The members of ``ids`` (valid node ids) whose kind is ``kind`` (None: those
+        without a kind)."""
+        codes = self._kind_codes[ids]
+        if kind is None:
+            return ids[codes < 0]
+        match = [c for c, name in enumerate(self.kinds.names) if name == kind]
+        return ids[np.isin(codes, np.array(match, dtype=codes.dtype))]
+
+    def measured_ids(self, relation: str) -> np.ndarray:
+        """:meth:`measured_subjects` as sorted ids (kept: one per relation)."""
+        got = self._measured_ids.get(relation)
+        if got is None:
+            i = self._rel_index.get(relation)
+            if i is None:
+                return EMPTY
+            b = self._range_bounds
+            got = unique_ids(self.range_subj[b[i] : b[i + 1]])
+            got.flags.writeable = False
+            self._measured_ids[relation] = got
+        return got
+
+    def entity_object_ids(self, relation: str) -> np.ndarray:
+        """The distinct entity objects of ``relation``, as sorted ids (kept)."""
+        got = self._object_ids.get(relation)
+        if got is None:
+            rs = self._inverse.get(relation)
+            if rs is None:
+                return EMPTY
+            seg = self.inv_obj[rs._lo : rs._hi]
+            seg = seg[seg >= 0]
+            keep = np.ones(len(seg), dtype=bool)
+            keep[1:] = seg[1:] != seg[:-1]
+            got = as_ids(seg[keep])
+            got.flags.writeable = False
+            self._object_ids[relation] = got
         return got
 
     def nbytes(self) -> int:

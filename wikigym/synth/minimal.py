@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, same_set
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
     Arith,
@@ -104,9 +104,9 @@ def redundant(root: Node, ev: Evaluator) -> list[Node]:
     in a fixed order (fewest hops, then canonical form)."""
     out: list[Node] = []
     for core, put_back in _cores(root):
-        want = ev.eval(core)
+        want = ev.value(core)
         for r in reductions(core):
-            if ev.eval(r) == want:
+            if same_set(ev.value(r), want):
                 out.append(put_back(r))
     return sorted(out, key=lambda n: (hops(n), canonical(n)))
 
@@ -206,9 +206,9 @@ def anchor_shortcut(
     # its own constant, where naming the answer is expected rather than a shortcut.
     tests: list[tuple[Node | None, Callable[[str], bool]]] = []
     if isinstance(root, Project) and not root.inverse:
-        subjects = ev.eval(root.arg)
-        if len(subjects) != 1:
+        if ev.size(root.arg) != 1:
             return None
+        subjects = ev.eval(root.arg)
         (target,) = tuple(subjects)
         values = [v.casefold() for v in _names(graph, answer)]
         tests.append((None, lambda text: any(_contains(text, v) for v in values)))

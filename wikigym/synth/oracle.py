@@ -47,11 +47,14 @@ def build_oracle(
     passages_of: Callable[[int], list[PagePassage]],
     first_query: str,
     answer: str,
+    max_calls: int | None = None,
 ) -> list[OracleCall]:
     """The oracle calls for evidence fact ``rows`` (leaves first).
 
     Raises:
-        SynthError: A fact's passage is not on its subject's page.
+        SynthError: A fact's passage is not on its subject's page, or the calls (the answer
+            included) would be more than ``max_calls``: then the pages of the rows left are
+            not read (calls only grow, so the check is exact).
     """
     g = graph
     calls = [OracleCall(name="search", arguments={"query": first_query, "k": 5})]
@@ -81,6 +84,8 @@ def build_oracle(
             raise SynthError(f"no find text shows p{pid} on page d{subj}")
         calls.append(OracleCall(name="find", arguments={"page": g.titles[subj], "text": needle}))
         seen.update(shown)
+        if max_calls is not None and len(calls) + 1 > max_calls:
+            raise SynthError(f"the oracle needs more than {max_calls} calls")
     cites = [passage_ref(p) for p in dict.fromkeys(citations)][:MAX_CITATIONS]
     calls.append(OracleCall(name="answer", arguments={"text": answer, "citations": cites}))
     return calls

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from wikigym.synth.evaluate import Evaluator, number_key, same_object
+from wikigym.synth import idsets
+from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.idsets import has, intersect, minus, union
 from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
@@ -52,12 +54,14 @@ WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+SMALL_ROWS = 48  # an entity with fewer rows has its edges picked in Python, not numpy
+LEAVES_HELD = 16_000_000  # members of the one-hop sets kept across drafts (128 MB at most)
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
 ROOT_FORMS = ("entity", "literal", "count", "yes_no", "superlative", "comparison", "arithmetic")
 FORMS = (*ROOT_FORMS, *SPECIAL_FORMS)
 # Sums of two values make sense for sizes and counts, not for years or elevations.
 SUMMABLE = ("population", "employees", "speakers", "casualties", "attendance", "area", "length")
-Goal = Callable[[frozenset[int]], bool]
+Goal = Callable[[np.ndarray], bool]  # takes a set of entities as sorted ids (idsets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,45 @@ def shape_for(level: str, rng: np.random.Generator) -> Shape:
     return Shape(4, True, False, True, range_p=0.95)
 
 
+def rivals_cover(sets: list[np.ndarray], e: int, k: int) -> np.ndarray:
+    """``cover[mask]`` for every bitmask over ``sets`` (bit ``i``: ``sets[i]``) of at least
+    ``k`` bits: whether some entity other than ``e`` is in every set of the mask.
+
+    An entity in ``k`` or more of ``n`` sets is in one of the ``n - k + 1`` smallest
+    (pigeonhole), so only those are walked; each such entity's membership bits are found by
+    bisection, and a superset pass over the ``2^n`` masks spreads them to every subset."""
+    n = len(sets)
+    smallest = sorted(sets, key=len)[: max(n - k + 1, 1)]
+    rivals = idsets.union_all(smallest)
+    rivals = rivals[rivals != e]
+    bits = np.zeros(len(rivals), dtype=np.int64)
+    for i, s in enumerate(sets):
+        if len(s) and len(rivals):
+            j = np.minimum(np.searchsorted(s, rivals), len(s) - 1)
+            bits |= (s[j] == rivals).astype(np.int64) << i
+    cover = np.zeros(1 << n, dtype=bool)
+    cover[bits] = True
+    for low, high in _subset_pairs(n):
+        cover[low] |= cover[high]
+    return cover
+
+
+_PAIRS: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _subset_pairs(n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per bit ``i`` of ``n``: the masks without it and the same masks with it (kept)."""
+    got = _PAIRS.get(n)
+    if got is None:
+        masks = np.arange(1 << n)
+        got = []
+        for i in range(n):
+            low = masks[(masks >> i) & 1 == 0]
+            got.append((low, low | (1 << i)))
+        _PAIRS[n] = got
+    return got
+
+
 @dataclass(frozen=True, slots=True)
 class Draft:
     """A drafted query and the answer it was built for."""
@@ -131,8 +174,15 @@ class Sampler:
         if relations is not None:
             usable &= relations
         self.relations = frozenset(usable)
+        self._leaves: dict[tuple[tuple[object, ...], str | None], np.ndarray] = {}
+        self._leaves_held = 0
+        self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
+        self._rel_ok_list: list[bool] = self._rel_ok.tolist()
         ok = graph.rows_with(self.relations)
-        self.entities = np.unique(graph.subj[ok]).astype(np.int64)
+        seen = np.zeros(graph.n_nodes, dtype=bool)
+        seen[graph.subj[ok]] = True
+        self.entities = np.flatnonzero(seen).astype(np.int64)  # ascending, as np.unique
+        self.entities.flags.writeable = False
         single = ok & graph.single_literal_rows()
         self.literal_rows = np.flatnonzero(single).astype(np.int64)
         roles = graph.rows_with(r for r in self.relations if relation_text(r).role)
@@ -207,11 +257,8 @@ class Sampler:
                 for r in self.relations
                 if relation_text(r).role and g.rel_types.get(r) == "entity"
             )
-            pool: set[int] = set()
-            for i, a in enumerate(roles):
-                for b in roles[i + 1 :]:
-                    pool |= same_object(g, a, b)
-            self._same_pool = sorted(pool)
+            parts = [same_object_ids(g, a, b) for i, a in enumerate(roles) for b in roles[i + 1 :]]
+            self._same_pool = idsets.union_all(parts).tolist()
         if not self._same_pool:
             return -1
         return self._same_pool[int(self.rng.integers(len(self._same_pool)))]
@@ -241,10 +288,10 @@ class Sampler:
         most = bool(self.rng.random() < 0.5)
         mine = self._measure_of(rel, e)
 
-        def goal(cand: frozenset[int]) -> bool:
+        def goal(cand: np.ndarray) -> bool:
             if not SET_MIN <= len(cand) <= SET_MAX or mine is None:
                 return False
-            others = [self._measure_of(rel, x) for x in cand if x != e]
+            others = [self._measure_of(rel, x) for x in cand.tolist() if x != e]
             if any(m is None for m in others):
                 return False
             return all((mine > m) if most else (mine < m) for m in others if m is not None)
@@ -257,6 +304,11 @@ class Sampler:
             return None
         return Draft(Extreme(rel, got[0], most), e, "superlative")
 
+    def _same_kind_measured(self, kind: str, rel: str, e: int) -> list[int]:
+        """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending."""
+        pool = intersect(self.g.member_ids(kind), self.g.measured_ids(rel))
+        return pool[pool != e].tolist()
+
     def _comparison(self, shape: Shape) -> Draft | None:
         """Which of two or three described entities has the greatest or least measure."""
         e = self._pick_entity()
@@ -265,7 +317,7 @@ class Sampler:
         if not rels or kind is None:
             return None
         rel = rels[int(self.rng.integers(len(rels)))]
-        pool = sorted(x for x in self.g.members(kind) & self.g.measured_subjects(rel) if x != e)
+        pool = self._same_kind_measured(kind, rel, e)
         if len(pool) < 2:
             return None
         n_others = 1 + int(self.rng.random() < 0.5)
@@ -311,9 +363,7 @@ class Sampler:
             return None
         rel = nums[int(self.rng.integers(len(nums)))]
         kind = g.kinds[e]
-        pool = (
-            sorted(x for x in g.members(kind) & g.measured_subjects(rel) if x != e) if kind else []
-        )
+        pool = self._same_kind_measured(kind, rel, e) if kind else []
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
@@ -374,34 +424,31 @@ class Sampler:
         kind = g.kinds[s]
         if kind is None:
             return None
-        members = g.subjects(rel, o) & g.members(kind)
+        members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
         # Wider sets when the description is deep: counting is then the hard part.
         if not 2 <= len(members) <= (5 if shape.depth <= 2 else 9):
             return None
         if shape.depth == 1:
             arg: Node = Entity(o, g.titles[o])
         else:
-            got = self.describe(o, shape.depth - 1, shape, frozenset(members), top=False)
+            visited = frozenset(members.tolist())
+            got = self.describe(o, shape.depth - 1, shape, visited, top=False)
             if got is None:
                 return None
             arg = got[0]
         root = Count(Intersect((IsA(kind), Project(rel, arg, inverse=True))))
         return Draft(root, str(len(members)), "count")
 
-    def _ask(self, node: Node, e: int, cand_set: frozenset[int], want_yes: bool) -> Draft | None:
+    def _ask(self, node: Node, e: int, cand_set: np.ndarray, want_yes: bool) -> Draft | None:
         g = self.g
         if want_yes:
             return Draft(Ask(node, Entity(e, g.titles[e])), "yes", "yes_no")
         kind = g.kinds[e]
         # A "no" candidate of the same kind that shares one of the answer's attributes.
-        pool = sorted(
-            {
-                s
-                for r in g.out_rows.get(e, ())[:8]
-                for s in g.subjects(g.f_rel[r], g.f_obj[r])
-                if s != e and g.kinds[s] == kind
-            }
-        )
+        near = [g.subject_ids(g.f_rel[r], g.f_obj[r]) for r in g.out_rows.get(e, ())[:8]]
+        ids = idsets.union_all(near)
+        ids = g.ids_of_kind(ids, kind)
+        pool = ids[ids != e].tolist()
         if not pool:
             return None
         other = pool[int(self.rng.integers(len(pool)))]
@@ -413,20 +460,26 @@ class Sampler:
     ) -> list[tuple[int, bool]]:
         """Up to MAX_EDGES (row, e_is_subject) pairs, in random order."""
         g = self.g
-        rel, obj, subj = g.f_rel, g.f_obj, g.f_subj
-        out = [
-            (r, True)
-            for r in g.out_rows.get(e, ())
-            if rel[r] in self.relations
-            and (isinstance(obj[r], int) or not entity_only)
-            and obj[r] not in visited
-        ]
-        inn = [
-            (r, False)
-            for r in g.in_rows.get(e, ())
-            if rel[r] in self.relations and subj[r] not in visited
-        ]
-        edges = out + inn
+        out_rows, in_rows = g.out_rows.rows_of(e), g.in_rows.rows_of(e)
+        if len(out_rows) + len(in_rows) <= SMALL_ROWS:
+            rel, obj, subj, ok = g.f_rel_codes, g.f_obj_codes, g.f_subj, self._rel_ok_list
+            edges = [
+                (r, True)
+                for r in out_rows
+                if ok[rel[r]] and (obj[r] >= 0 or not entity_only) and obj[r] not in visited
+            ]
+            edges += [(r, False) for r in in_rows if ok[rel[r]] and subj[r] not in visited]
+        else:  # one numpy pass (an entity can have 10^4 facts pointing at it)
+            out_r, in_r = g.out_rows.rows_array(e), g.in_rows.rows_array(e)
+            o, s = g.obj[out_r], g.subj[in_r]
+            keep, keep_in = self._rel_ok[g.rel[out_r]], self._rel_ok[g.rel[in_r]]
+            if entity_only:
+                keep &= o >= 0
+            for v in visited:  # a handful: the chain so far
+                keep &= o != v
+                keep_in &= s != v
+            edges = [(r, True) for r in out_r[keep].tolist()]
+            edges += [(r, False) for r in in_r[keep_in].tolist()]
         if len(edges) > 4 * MAX_EDGES:
             pick = self.rng.choice(len(edges), 4 * MAX_EDGES, replace=False)
             edges = [edges[int(i)] for i in sorted(pick)]
@@ -438,16 +491,15 @@ class Sampler:
 
     def _of_kind(
         self,
-        found: frozenset[int],
+        found: np.ndarray,
         relation: str,
         subjects: bool,
         kind: str | None,
-        kind_set: frozenset[int] | None,
-    ) -> frozenset[int]:
+        kind_set: np.ndarray | None,
+    ) -> np.ndarray:
         """``found`` (subjects of ``relation`` when ``subjects``, else its entity objects)
         restricted to ``kind_set``, the members of ``kind``: without intersecting when every
-        such entity of the relation has that kind (the usual case; an intersection with a
-        kind of 10^5 members costs milliseconds)."""
+        such entity of the relation has that kind (the usual case)."""
         if kind_set is None:
             return found
         if (
@@ -455,26 +507,60 @@ class Sampler:
             and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
         ):
             return found
-        return found & kind_set
+        return intersect(found, kind_set)
 
-    def _leaf(self, row: int, e_is_subject: bool, shape: Shape) -> tuple[Node, frozenset[int]]:
-        """A one-hop constraint from a fact of the described entity, and its set."""
+    def _leaf_of_kind(
+        self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
+    ) -> tuple[Node, np.ndarray]:
+        """A one-hop constraint from a fact of the described entity, and its set restricted
+        by :meth:`_of_kind`. The set depends only on
+        the fact (or, for a range, on its relation and span, drawn first), so it is kept
+        across drafts under that key (bounded: then kept afresh)."""
+        node = self._leaf_node(row, is_subj, shape)
+        return node, self._leaf_set_of_kind(node, row, is_subj, kind, kind_set)
+
+    def _leaf_set_of_kind(
+        self, node: Node, row: int, is_subj: bool, kind: str | None, kind_set: np.ndarray | None
+    ) -> np.ndarray:
+        """The kind-restricted set of the constraint ``node`` that :meth:`_leaf_node` made
+        from ``row`` (kept, see :meth:`_leaf_of_kind`)."""
+        key = (node.relation, node.lo, node.hi) if isinstance(node, Range) else (row, is_subj)
+        got = self._leaves.get((key, kind))
+        if got is None:
+            found = self._leaf_set(node, row, is_subj)
+            got = self._of_kind(found, self.g.f_rel[row], is_subj, kind, kind_set)
+            self._leaves_held += len(got) + 1
+            if self._leaves_held > LEAVES_HELD:
+                self._leaves.clear()
+                self._leaves_held = len(got) + 1
+            self._leaves[(key, kind)] = got
+        return got
+
+    def _leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
+        """A one-hop constraint from fact ``row`` (a measured literal draws its range here)."""
         g = self.g
         rel, o, s = g.f_rel[row], g.f_obj[row], g.f_subj[row]
         if not e_is_subject:
-            return Project(rel, Entity(s, g.titles[s])), frozenset(  # type: ignore[arg-type]
-                x for x in g.objects(rel, s) if isinstance(x, int)
-            )
+            return Project(rel, Entity(s, g.titles[s]))
         if isinstance(o, int):
-            return Project(rel, Entity(o, g.titles[o]), inverse=True), g.subjects(rel, o)
+            return Project(rel, Entity(o, g.titles[o]), inverse=True)
         m = g.f_measure[row]
         if m is not None and self.rng.random() < shape.range_p:
             if g.f_vtype[row] == "date":
                 span, unit = year_span(int(m), self.rng), "year"
             else:
                 span, unit = number_span(m, self.rng), "number"
-            return Range(rel, span.lo, span.hi, unit), g.in_range(rel, span.lo, span.hi)
-        return Project(rel, Value(o, g.f_vtype[row]), inverse=True), g.subjects(rel, o)
+            return Range(rel, span.lo, span.hi, unit)
+        return Project(rel, Value(o, g.f_vtype[row]), inverse=True)
+
+    def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
+        """The set of the constraint ``node`` that :meth:`_leaf_node` made from ``row``."""
+        g = self.g
+        if isinstance(node, Range):
+            return g.range_ids(node.relation, node.lo, node.hi)
+        if not e_is_subject:
+            return g.object_ids(g.f_rel[row], g.f_subj[row])
+        return g.subject_ids(g.f_rel[row], g.f_obj[row])
 
     def describe(
         self,
@@ -486,16 +572,16 @@ class Sampler:
         top: bool = False,
         skip_rel: str | None = None,
         goal: Goal | None = None,
-    ) -> tuple[Node, frozenset[int]] | None:
+    ) -> tuple[Node, np.ndarray] | None:
         """A description of ``e`` with ``depth`` hops whose set is exactly ``{e}`` (or, with
         ``goal``, a set containing ``e`` that ``goal`` accepts), or None."""
         g = self.g
         kind = g.kinds[e]
-        kind_set = g.members(kind) if kind else None
+        kind_set = g.member_ids(kind) if kind else None
         visited = visited | {e}
         need_inter = top and shape.top_intersection
 
-        def ok(c: frozenset[int]) -> bool:
+        def ok(c: np.ndarray) -> bool:
             return goal(c) if goal is not None else len(c) == 1
 
         if depth == 1 and shape.special == "wide":
@@ -506,7 +592,7 @@ class Sampler:
             if g.f_rel[row] == skip_rel:
                 continue
             if depth == 1:
-                main, main_set = self._leaf(row, is_subj, shape)
+                main, cand = self._leaf_of_kind(row, is_subj, shape, kind, kind_set)
             else:
                 other = g.f_obj[row] if is_subj else g.f_subj[row]
                 assert isinstance(other, int)
@@ -523,13 +609,9 @@ class Sampler:
                     continue
                 rel = g.f_rel[row]
                 main = Project(rel, sub[0], inverse=is_subj)
-                main_set = (
-                    g.subjects(rel, other)
-                    if is_subj
-                    else frozenset(x for x in g.objects(rel, other) if isinstance(x, int))
-                )
-            cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
-            if e not in cand:
+                main_set = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
+                cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
+            if not has(cand, e):
                 continue
             if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
                 fixed = (main, cand, row)
@@ -553,7 +635,7 @@ class Sampler:
                     continue
                 extra, cand = got
                 members.extend(extra)
-            if not ok(cand) or e not in cand:
+            if not ok(cand) or not has(cand, e):
                 continue
             keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
             members = self._prune(members, kind, ok, keep)
@@ -573,14 +655,14 @@ class Sampler:
         self,
         e: int,
         kind: str | None,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         visited: frozenset[int],
         shape: Shape,
         skip_rel: str | None,
         ok: Goal,
-        fixed: tuple[Node, frozenset[int], int] | None = None,
+        fixed: tuple[Node, np.ndarray, int] | None = None,
         unique: bool = False,
-    ) -> tuple[Node, frozenset[int]] | None:
+    ) -> tuple[Node, np.ndarray] | None:
         """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
         first), none of which identifies it alone and none redundant. With ``fixed`` (a
         constraint, its set, its fact row), that constraint is one of them: the answer's
@@ -588,45 +670,91 @@ class Sampler:
         set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
         before its combinations are tried."""
         g = self.g
-        leaves: list[tuple[Node, frozenset[int], str]] = []
-        for r, is_subj in self._edges(e, visited, entity_only=False):
-            if g.f_rel[r] == skip_rel or (fixed is not None and g.f_rel[r] == g.f_rel[fixed[2]]):
+        # The constraints first (their ranges draw from the RNG in edge order), the sets
+        # after: a pool has one leaf per relation, so fewer relations than the smallest
+        # combination needs can make no wide set, and no set is built for it (exact).
+        drawn = [
+            (self._leaf_node(r, is_subj, shape), r, is_subj)
+            for r, is_subj in self._edges(e, visited, entity_only=False)
+            if g.f_rel[r] != skip_rel and (fixed is None or g.f_rel[r] != g.f_rel[fixed[2]])
+        ]
+        base_n = 0 if fixed is None else 1
+        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
+            return None
+        # Each leaf's size, and its set only where the size needs it: a fact of e whose
+        # set needs no kind filter is counted by bisection (e is in it: its own fact).
+        sized: list[tuple[int, Node, int, bool, np.ndarray | None]] = []
+        for node, r, is_subj in drawn:
+            rel = g.f_rel[r]
+            if (
+                is_subj
+                and isinstance(node, Project)
+                and (
+                    kind_set is None
+                    or (kind is not None and g.relation_kind(rel, "subject") == kind)
+                )
+            ):
+                n = g.subject_count(rel, g.f_obj_codes[r])
+                if n >= 2:
+                    sized.append((n, node, r, is_subj, None))
                 continue
-            node, s_ = self._leaf(r, is_subj, shape)
-            alone = self._of_kind(s_, g.f_rel[r], is_subj, kind, kind_set)
-            if e in alone and len(alone) >= 2:
-                leaves.append((node, alone, g.f_rel[r]))
+            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
+            if len(alone) >= 2 and has(alone, e):
+                sized.append((len(alone), node, r, is_subj, alone))
         # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
-        leaves.sort(key=lambda t: -len(t[1]))
-        by_rel: dict[str, tuple[Node, frozenset[int], str]] = {}
-        for leaf in leaves:
-            by_rel.setdefault(leaf[2], leaf)
-        pool = list(by_rel.values())[:WIDE_POOL]
+        sized.sort(key=lambda t: -t[0])
+        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray | None]] = {}
+        for leaf in sized:
+            by_rel.setdefault(g.f_rel[leaf[2]], leaf)
+        pool = [
+            (
+                node,
+                alone if alone is not None else self._leaf_set_of_kind(node, r, sj, kind, kind_set),
+                g.f_rel[r],
+            )
+            for _, node, r, sj, alone in list(by_rel.values())[:WIDE_POOL]
+        ]
         base = [] if fixed is None else [(fixed[0], fixed[1], "")]
-        if unique and pool:
-            # A combination's set holds the set of all of them: when that one is not {e},
-            # no combination can identify e.
-            every = sorted((c[1] for c in base + pool), key=len)
-            if len(every[0].intersection(*every[1:])) > 1:
+        sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
+
+        def node_of(chosen: list[tuple[Node, np.ndarray, str]]) -> Node:
+            members = [c[0] for c in chosen]
+            return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
+
+        if unique:
+            if not pool or not len(sizes):
                 return None
-        # The first combination (in a fixed order) that identifies e and needs every member.
-        for size in range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1):
+            every = [c[1] for c in base + pool]
+            # A combination's set holds the set of all of them: when that one is not {e},
+            # no combination can identify e (the smallest first: one cheap pass).
+            if len(idsets.intersect_all(every)) > 1:
+                return None
+            # Which combinations leave a rival, for all of them at once (bits: base first).
+            cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
+            shift = len(base)
+            for size in sizes:
+                for combo in itertools.combinations(range(len(pool)), size):
+                    bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
+                    mask = sum(bits)
+                    # It identifies e (no rival in every set), and needs every member.
+                    if not cov[mask] and all(cov[mask ^ b] for b in bits):
+                        chosen = base + [pool[i] for i in combo]
+                        return node_of(chosen), np.array([e], dtype=idsets.ID_DTYPE)
+            return None
+        # The first combination (in a fixed order) that ``ok`` accepts and that needs every
+        # member.
+        for size in sizes:
             for combo in itertools.combinations(range(len(pool)), size):
                 chosen = base + [pool[i] for i in combo]
                 sets = sorted((c[1] for c in chosen), key=len)
-                cand = sets[0].intersection(*sets[1:])
+                cand = idsets.intersect_all(sets)
                 if not ok(cand):
                     continue
                 needed = all(
-                    not ok(frozenset.intersection(*(sets[:j] + sets[j + 1 :])))
-                    for j in range(len(sets))
+                    not ok(idsets.intersect_all(sets[:j] + sets[j + 1 :])) for j in range(len(sets))
                 )
                 if needed:
-                    members = [c[0] for c in chosen]
-                    node_out = (
-                        Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
-                    )
-                    return node_out, cand
+                    return node_of(chosen), cand
         return None
 
     def _prune(
@@ -642,7 +770,7 @@ class Sampler:
             if not ms:
                 return False
             node = Intersect((IsA(kind), *ms)) if kind else Intersect(tuple(ms))
-            return ok(ev.eval(node))
+            return ok(ev.ids(node))
 
         out = list(members)
         for i in range(len(out) - 1, 0, -1):
@@ -658,15 +786,15 @@ class Sampler:
     def _narrow(
         self,
         e: int,
-        cand: frozenset[int],
+        cand: np.ndarray,
         main_row: int,
         visited: frozenset[int],
         shape: Shape,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         skip_rel: str | None,
         ok: Goal,
         special: str | None = None,
-    ) -> tuple[list[Node], frozenset[int]] | None:
+    ) -> tuple[list[Node], np.ndarray] | None:
         """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok`` (the special
         constraint of ``shape`` first, when there is one)."""
         g = self.g
@@ -677,9 +805,9 @@ class Sampler:
             if got is None:
                 return None
             node, alone, rels = got
-            if e not in alone or (shape.ambiguous and len(alone) < 2):
+            if not has(alone, e) or (shape.ambiguous and len(alone) < 2):
                 return None
-            narrowed = cand & alone
+            narrowed = intersect(cand, alone)
             if len(narrowed) == len(cand):
                 return None
             extra.append(node)
@@ -700,8 +828,7 @@ class Sampler:
         for r, is_subj in edges[:MAX_EXTRAS]:
             if g.f_rel[r] in used_rels:
                 continue
-            node, s_ = self._leaf(r, is_subj, shape)
-            alone = self._of_kind(s_, g.f_rel[r], is_subj, g.kinds[e], kind_set)
+            node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
         if wide:
             leaves.sort(key=lambda t: -len(t[1]))
@@ -709,9 +836,9 @@ class Sampler:
             if rel in used_rels:
                 continue
             # A constraint that identifies e alone would make the main one redundant.
-            if e not in alone or len(alone) < 2:
+            if len(alone) < 2 or not has(alone, e):
                 continue
-            narrowed = cand & alone
+            narrowed = intersect(cand, alone)
             if len(narrowed) == len(cand):
                 continue
             extra.append(node)
@@ -727,19 +854,19 @@ class Sampler:
     def _special(
         self,
         e: int,
-        cand: frozenset[int],
+        cand: np.ndarray,
         form: str,
-        kind_set: frozenset[int] | None,
+        kind_set: np.ndarray | None,
         main_row: int,
         skip_rel: str | None,
-    ) -> tuple[Node, frozenset[int], set[str]] | None:
+    ) -> tuple[Node, np.ndarray, set[str]] | None:
         """(constraint, the same-kind entities it matches alone, its relations) of ``form``."""
         g = self.g
         banned = {g.f_rel[main_row], skip_rel}
         rows = [r for r in g.out_rows.get(e, ()) if g.f_rel[r] in self.relations]
         rows = [r for r in rows if g.f_rel[r] not in banned]
         order = [rows[int(i)] for i in self.rng.permutation(len(rows))]
-        every = kind_set if kind_set is not None else frozenset(self.entities.tolist())
+        every = kind_set if kind_set is not None else self.entities
         if form == "fuzz":
             for r in order:
                 m = g.f_measure[r]
@@ -748,7 +875,8 @@ class Sampler:
                 node = self._fuzz_range(g.f_rel[r], m, g.f_vtype[r] == "date")
                 if node is None:
                     continue
-                return node, g.in_range(node.relation, node.lo, node.hi) & every, {node.relation}
+                alone = intersect(g.range_ids(node.relation, node.lo, node.hi), every)
+                return node, alone, {node.relation}
             return None
         if form == "union":
             measured = [r for r in order if g.f_measure[r] is not None]
@@ -758,21 +886,18 @@ class Sampler:
                 rel, o = g.f_rel[r], g.f_obj[r]
                 if not isinstance(o, int):
                     continue
-                mine = set(g.objects(rel, e))
-                pool = sorted(
-                    {x for x in g.inv.get(rel, {}) if isinstance(x, int) and x not in mine}
-                )
-                if not pool:
+                pool = minus(g.entity_object_ids(rel), g.object_ids(rel, e))
+                if not len(pool):
                     continue
-                o2 = pool[int(self.rng.integers(len(pool)))]
+                o2 = int(pool[int(self.rng.integers(len(pool)))])
                 a = Project(rel, Entity(o, g.titles[o]), inverse=True)
                 b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
                 pair = (a, b) if self.rng.random() < 0.5 else (b, a)
-                alone = (g.subjects(rel, o) | g.subjects(rel, o2)) & every
+                alone = intersect(union(g.subject_ids(rel, o), g.subject_ids(rel, o2)), every)
                 return Union(pair), alone, {rel}
             return None
         if form == "negation":
-            rivals = sorted(x for x in cand if x != e)
+            rivals = cand[cand != e].tolist()
             if not rivals:
                 return None
             for i in self.rng.permutation(len(rivals))[:8]:
@@ -788,7 +913,7 @@ class Sampler:
                         or o in g.objects(rel, e)
                     ):
                         continue
-                    alone = every - g.subjects(rel, o)
+                    alone = minus(every, g.subject_ids(rel, o))
                     return Not(Project(rel, Entity(o, g.titles[o]), inverse=True)), alone, {rel}
             return None
         if form == "same":
@@ -800,13 +925,11 @@ class Sampler:
                     if not (relation_text(a).role and relation_text(b).role):
                         continue
                     a, b = sorted((a, b))
-                    return Same(a, b), same_object(g, a, b) & every, {a, b}
+                    return Same(a, b), intersect(same_object_ids(g, a, b), every), {a, b}
             return None
         return None
 
-    def _range_union(
-        self, row: int, every: frozenset[int]
-    ) -> tuple[Node, frozenset[int], set[str]] | None:
+    def _range_union(self, row: int, every: np.ndarray) -> tuple[Node, np.ndarray, set[str]] | None:
         """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
         g = self.g
         rel, m = g.f_rel[row], g.f_measure[row]
@@ -826,7 +949,7 @@ class Sampler:
         a = Range(rel, span.lo, span.hi, unit)
         b = Range(rel, float(lo2), float(hi2), unit)
         pair = (a, b) if a.lo < b.lo else (b, a)
-        alone = (g.in_range(rel, a.lo, a.hi) | g.in_range(rel, b.lo, b.hi)) & every
+        alone = intersect(union(g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi)), every)
         return Union(pair), alone, {rel}
 
     def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:

@@ -121,7 +121,7 @@ def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> No
         for p in picks:
             cand = _replace(root, path, _constant(graph, const, values[int(p)]))
             ev.reset()
-            if not ev.eval(cand) and not emptiness_problems(cand, ev):
+            if not ev.size(cand) and not emptiness_problems(cand, ev):
                 return cand
     return None
 
@@ -129,14 +129,14 @@ def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> No
 def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
     """Why ``root`` is not a near-miss: it has answers, or some constraint of an intersection
     has no member of its own (a question that is empty for a trivial reason)."""
-    n = len(ev.eval(root))
+    n = ev.size(root)
     if n:
         return [f"query matches {n} answer(s); an unanswerable task must match none"]
     problems = []
     for node in walk(root):
         if isinstance(node, Intersect):
             for arg in node.args:
-                if not ev.eval(arg):
+                if not ev.size(arg):
                     problems.append(f"constraint {canonical(arg)[:80]} has no member on its own")
     return problems
 

@@ -39,7 +39,12 @@ def add_parser(sub: Any) -> None:
         default=DEFAULT_IDLE_TIMEOUT_S,
         help="close a session with no message for this many seconds (0: never)",
     )
-    p.add_argument("--workers", type=int, default=8, help="threads that run env steps")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="threads that run env steps (0: on the event loop; default: 0 when --python off "
+        "leaves no tool that waits on a subprocess, else 8)",
+    )
     p.add_argument(
         "--env",
         dest="env_ids",

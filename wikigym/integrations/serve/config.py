@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wikigym.envs.recipe import env_spec, takes_corpus
+from wikigym.envs.recipe import env_spec, steps_can_wait, takes_corpus
 from wikigym.envs.registration import ENV_IDS
 from wikigym.errors import ConfigError
 
@@ -13,6 +13,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_IDLE_TIMEOUT_S = 300.0
+DEFAULT_WORKERS = 8  # env threads when a served env can wait on a subprocess
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,12 @@ class ServeConfig:
         max_sessions: WebSocket sessions held at once (HTTP one-shots take a slot while they
             run); a connection past it is refused with ``CAPACITY_REACHED``.
         idle_timeout_s: A session with no message for this long is closed (0: never).
-        workers: Threads that run env work (resets, steps, env creation).
+        workers: Threads that run env work (resets, steps, env creation); 0 runs it on the
+            event loop. None (the default): 0 when no served env's step can wait on a
+            subprocess (``python`` off), else ``DEFAULT_WORKERS``. Steps are CPU work under
+            the GIL, so threads buy no parallelism, only a handoff per step (measured: about
+            a fifth of the server's CPU per step, benchmarks/results/serve.md); they are
+            needed only so a sandboxed ``python`` call does not stall every other session.
         token: When set, every request must carry it (``Authorization: Bearer TOKEN``, or
             the base URL ``http://HOST:PORT/TOKEN``).
     """
@@ -39,7 +45,7 @@ class ServeConfig:
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
-    workers: int = 8
+    workers: int | None = None
     token: str | None = None
 
     def __post_init__(self) -> None:
@@ -47,8 +53,11 @@ class ServeConfig:
             raise ConfigError(f"max_sessions must be >= 1, got {self.max_sessions}")
         if self.idle_timeout_s < 0:
             raise ConfigError(f"idle_timeout_s must be >= 0, got {self.idle_timeout_s}")
-        if self.workers < 1:
-            raise ConfigError(f"workers must be >= 1, got {self.workers}")
+        if self.workers is not None and self.workers < 0:
+            raise ConfigError(
+                f"workers must be >= 0, got {self.workers}; pass 0 to run env work on the "
+                "event loop, or a number of env threads"
+            )
         if not self.env_ids:
             raise ConfigError("env_ids must name at least one env id")
         unknown = [e for e in self.env_ids if e not in ENV_IDS]
@@ -59,6 +68,14 @@ class ServeConfig:
             raise ConfigError(f"env_kwargs names {stray[0]!r}, which is not served {self.env_ids}")
         if self.token is not None and not self.token:
             raise ConfigError("token must be a non-empty string when given")
+
+    @property
+    def env_threads(self) -> int:
+        """Threads for env work (0: the event loop runs it), ``workers`` resolved."""
+        if self.workers is not None:
+            return self.workers
+        can_wait = any(steps_can_wait(env_spec(e, **self.spec_kwargs(e))) for e in self.env_ids)
+        return DEFAULT_WORKERS if can_wait else 0
 
     @property
     def default_env_id(self) -> str:

@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from wikigym.errors import ConfigError
 from wikigym.integrations.serve.config import ServeConfig
@@ -62,9 +62,10 @@ class Dispatch(asyncio.Protocol):
         self.timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        self.timer = asyncio.get_running_loop().call_later(HEAD_TIMEOUT_S, transport.close)
+        # A stream transport, but not always an asyncio.Transport subclass: uvloop's (which
+        # Uvicorn picks when it is installed) only has the same methods.
+        self.transport = cast(asyncio.Transport, transport)
+        self.timer = asyncio.get_running_loop().call_later(HEAD_TIMEOUT_S, self.transport.close)
 
     def data_received(self, data: bytes) -> None:
         self.head += data
@@ -112,11 +113,13 @@ def _hand_over_buffered(
         view = view[n:]
 
 
-def uvicorn_server(app: Any) -> Any:
+def uvicorn_server(app: Any, loop: str = "auto") -> Any:
     """A Uvicorn server for ``app``: quiet, graceful on SIGTERM (5 s for open requests).
 
-    Every connection starts in :class:`Dispatch`: HTTP requests are Uvicorn's (it picks
-    uvloop and httptools when they are installed), ``/ws`` sessions picows'.
+    Every connection starts in :class:`Dispatch`: HTTP requests are Uvicorn's (with
+    ``loop="auto"`` it picks uvloop, and httptools, when they are installed), ``/ws``
+    sessions picows'. ``loop``: Uvicorn's event loop setting (``auto``, ``asyncio``,
+    ``uvloop``).
     """
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -133,22 +136,26 @@ def uvicorn_server(app: Any) -> Any:
             ws="none",  # WebSocket upgrades never reach Uvicorn
             log_level="warning",
             timeout_graceful_shutdown=5,
+            loop=loop,
         )
     )
 
 
 @contextlib.contextmanager
-def serve_in_thread(config: ServeConfig, host: str = "127.0.0.1") -> Iterator[tuple[str, Any]]:
+def serve_in_thread(
+    config: ServeConfig, host: str = "127.0.0.1", loop: str = "auto"
+) -> Iterator[tuple[str, Any]]:
     """Serve ``config`` on a free loopback port in a thread; yields ``(base_url, app)``.
 
-    For tests, notebooks and benchmarks; the server stops when the block ends.
+    For tests, notebooks and benchmarks; the server stops when the block ends. ``loop``: as
+    in :func:`uvicorn_server`.
     """
     from wikigym.integrations.serve.app import create_app
 
     app = create_app(config)
     sock = bind(host, 0)
     addr, port = sock.getsockname()[:2]
-    server = uvicorn_server(app)
+    server = uvicorn_server(app, loop)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + STARTUP_TIMEOUT_S

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import gymnasium as gym
 
@@ -72,8 +72,33 @@ class Session:
         }
 
 
+class Ran(Generic[T]):
+    """Env work run on the calling thread: what a done future answers, without its lock."""
+
+    __slots__ = ("_error", "_value")
+
+    def __init__(self, fn: Callable[..., T], *args: Any) -> None:
+        self._value: T | None = None
+        self._error: Exception | None = None
+        try:
+            self._value = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - re-raised by result(), as a future does
+            self._error = exc
+
+    def result(self) -> T:
+        """The work's value; raises what it raised."""
+        if self._error is not None:
+            raise self._error
+        return cast(T, self._value)
+
+
 class SessionPool:
-    """The sessions of one server: creation under a bound, env work in threads, reaping."""
+    """The sessions of one server: creation under a bound, env work, reaping.
+
+    Env work runs in ``config.env_threads`` threads, or, when that is 0, on the event loop's
+    thread as it is submitted (:meth:`submit` then returns a :class:`Ran`, the finished work):
+    no handoff, and no other message is read while a step runs.
+    """
 
     def __init__(self, config: ServeConfig, metrics: Metrics) -> None:
         self.config = config
@@ -81,7 +106,10 @@ class SessionPool:
         self.sessions: dict[str, Session] = {}
         self._one_shots = 0
         self._ids = itertools.count(1)
-        self._executor = ThreadPoolExecutor(config.workers, thread_name_prefix="wikigym-env")
+        threads = config.env_threads
+        self._executor = (
+            ThreadPoolExecutor(threads, thread_name_prefix="wikigym-env") if threads else None
+        )
         self._specs = {e: env_spec(e, **config.spec_kwargs(e)) for e in config.env_ids}
 
     def warm(self) -> None:
@@ -129,14 +157,18 @@ class SessionPool:
         self.metrics.session_closed(expired=expired)
         envs, session.envs = list(session.envs.values()), {}
         for env in envs:
-            self._executor.submit(env.close)
+            self.submit(env.close)
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """``fn(*args)`` in an env thread; its future."""
-        return self._executor.submit(fn, *args)
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T] | Ran[T]:
+        """``fn(*args)`` in an env thread, its future; or, with no env threads, run now."""
+        if self._executor is not None:
+            return self._executor.submit(fn, *args)
+        return Ran(fn, *args)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in an env thread, awaited."""
+        """``fn(*args)`` in an env thread (or now, with no env threads), awaited."""
+        if self._executor is None:
+            return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     # ---- episodes -----------------------------------------------------------------------
@@ -240,4 +272,5 @@ class SessionPool:
 
     def shutdown(self) -> None:
         """Stop the env threads once the work queued on them (env closes) is done."""
-        self._executor.shutdown(wait=True)
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)

@@ -41,7 +41,7 @@ from wikigym.integrations.serve.protocol import (
     error_message,
     parse_message,
 )
-from wikigym.integrations.serve.sessions import Session, SessionPool
+from wikigym.integrations.serve.sessions import Ran, Session, SessionPool
 
 log = logging.getLogger("wikigym.serve")
 
@@ -277,10 +277,14 @@ class WsSession(WSListener):
         future = self.hub.pool.submit(fn, *args)
         loop = self.loop
         assert loop is not None
-        future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._done, f))
+        if isinstance(future, Ran):  # ran inline: reply on the loop's next turn (no recursion)
+            loop.call_soon(self._done, future)
+        else:
+            future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._done, f))
 
-    def _done(self, future: Future[dict[str, Any]]) -> None:
-        """An env thread finished a reset or step: reply, then take the next message."""
+    def _done(self, future: Future[dict[str, Any]] | Ran[dict[str, Any]]) -> None:
+        """A reset or step finished (in an env thread, or inline): reply, then take the next
+        message."""
         session, pool = self.session, self.hub.pool
         assert session is not None
         self.running = session.busy = False
