@@ -50,7 +50,9 @@ from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerab
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
-GENERATOR = "wikigym.synth/3"
+# Bump with any change to what the generator writes for the same snapshot, config and seed: the
+# default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
+GENERATOR = "wikigym.synth/4"
 # The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12

@@ -1,0 +1,33 @@
+"""The generator's name pins what it writes: the default TaskSet is cached under that name.
+
+A change to the questions, answers or evidence that synth writes for the same snapshot, config
+and seed must bump ``wikigym.synth.generate.GENERATOR``; otherwise a user's cache keeps serving
+the TaskSet of the old code (issue 13's rewording did: ``wikigym.synth/3`` kept its stale cache).
+"""
+
+from __future__ import annotations
+
+from wikigym.corpora.default import ensure_default_snapshot
+from wikigym.synth.generate import GENERATOR, SynthConfig, generate_tasks
+from wikigym.tasks.defaults import default_tasks_path, shared_snapshot
+
+# The taskset_id of 8 mixed tasks (seed 0) of the embedded default world, per generator name.
+PINNED = {
+    "wikigym.synth/4": "8597ab1d7f4419ba5fc4f96ae272e20c41fa2befe3e63d70a202d030a84bb3e8",
+}
+
+
+def test_the_generator_name_changes_with_its_output() -> None:
+    snap = shared_snapshot(ensure_default_snapshot(progress=False))
+    tasks = generate_tasks(snap, SynthConfig(difficulty="mixed", n=8, seed=0))
+    assert GENERATOR in PINNED, f"pin the new generator {GENERATOR!r}: add its taskset_id"
+    assert tasks.taskset_id == PINNED[GENERATOR], (
+        f"synth's output changed under the same name {GENERATOR!r}: bump GENERATOR in "
+        "wikigym/synth/generate.py and pin the new taskset_id here"
+    )
+    assert {t.generator for t in tasks} == {GENERATOR}
+
+
+def test_the_default_taskset_cache_is_named_by_the_generator() -> None:
+    tag = GENERATOR.replace("/", "-").replace(".", "-")
+    assert default_tasks_path().name.endswith(f".{tag}.tasks.jsonl")
