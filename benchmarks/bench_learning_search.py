@@ -250,9 +250,10 @@ def run_grpo(
     from wikigym.trainers.coldstart import compact_rows
     from wikigym.trainers.diagnostics import DiagnosticsCallback
     from wikigym.trainers.episodes import EpisodeSink
-    from wikigym.trainers.grpo import TrainConfig, build_grpo_config, load_tokenizer
+    from wikigym.trainers.grpo import TrainConfig, build_grpo_config
     from wikigym.trainers.presets import get_preset
     from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+    from wikigym.trainers.tokenizer import load_tokenizer
 
     cfg = TrainConfig(
         output_dir=str(out),
