@@ -36,9 +36,9 @@ def _write_tied_index(path: Path, docs: int, segment_docs: int) -> None:
 
 
 def test_several_segments_keep_passage_id_order(tmp_path: Path) -> None:
-    """Decreasing commits, merges and the meta.json order give (segment, doc) = passage_id
-    order; the single search over it equals the tie-checked search, ties across segments
-    included (the old layout check called any index of 2+ segments unordered)."""
+    """A writer per segment and the meta.json order give (segment, doc) = passage_id order;
+    the single search over it equals the tie-checked search, ties across segments included
+    (the old layout check called any index of 2+ segments unordered)."""
     _write_tied_index(tmp_path / "idx", 3000, 250)
     fast = PassageSearcher(tmp_path / "idx", IndexConfig(), "passage_id")
     checked = PassageSearcher(tmp_path / "idx", IndexConfig(), None)
@@ -49,6 +49,27 @@ def test_several_segments_keep_passage_id_order(tmp_path: Path) -> None:
             hits = fast.search(query, k)
             assert hits == checked.search(query, k), (query, k)
             assert [h.passage_id for h in hits[:2]] == sorted(h.passage_id for h in hits[:2])
+
+
+def test_segments_are_never_merged(tmp_path: Path) -> None:
+    """Every ``segment_docs`` passages stay one segment of their own, however many there are
+    (a merge would hold several at once: the build's memory would grow with the corpus), and
+    nothing of the run directories is left beside the index."""
+    path = tmp_path / "idx"
+    writer = PassageIndexWriter(path, IndexConfig(), segment_docs=100)
+    for pid in range(2050):  # 21 segments: well past LogMergePolicy's 8 of one size
+        writer.add(pid, pid, f"T{pid}", "alpha beta")
+    assert writer.close() == read_layout(path)
+    meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    assert [s["max_doc"] for s in meta["segments"]] == [100] * 20 + [50]
+    assert not [p.name for p in path.iterdir() if p.name.startswith(".run")]
+    managed = set(json.loads((path / ".managed.json").read_text(encoding="utf-8")))
+    on_disk = {p.name for p in path.iterdir() if p.is_file() and not p.name.startswith(".")}
+    assert managed == on_disk and "meta.json" in managed
+    searcher = PassageSearcher(path, IndexConfig(), "passage_id")
+    assert searcher.searcher.num_docs == 2050
+    assert [h.passage_id for h in searcher.search("t2049", 1)] == [2049]
+    assert [h.passage_id for h in searcher.search("alpha", 3)] == [0, 1, 2]
 
 
 def test_segment_list_is_put_in_passage_id_order(tmp_path: Path) -> None:

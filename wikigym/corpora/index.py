@@ -9,16 +9,19 @@ is exact. Over any other layout (e.g. an index written by several threads)
 :meth:`PassageSearcher.search` fetches past k while the k-th score repeats and orders ties
 by passage_id itself: same results, slower when scores tie (8x at p99 on 4.5M passages).
 
-How the ordered layout stays at any size with a bounded writer heap (tantivy-py exposes no
-forced merge): one writer thread commits a segment every ``segment_docs - i`` passages
-(``i`` = segments so far), well before its heap fills, so every segment holds a run of
-consecutive passage ids and segments are strictly smaller the later they were written.
-Tantivy's merge policy (LogMergePolicy) merges the segments of one size level in
-descending size order and stacks their docs in that order: that is write order here, so a
-merged segment is in passage_id order too. Last, :func:`order_segments` lists the segments
-in ``meta.json`` by their first passage_id (Tantivy's own list order is arbitrary), which
-makes the segment ordinals follow passage_id. The layout is checked on the written index,
-so a Tantivy that merges otherwise only costs the fast path, never correctness.
+How the ordered layout stays at any size with a bounded writer heap and flat memory
+(tantivy-py exposes neither a forced merge nor a merge policy): one writer thread writes
+every ``segment_docs`` passages into a run directory of its own, commits them as one
+segment and is dropped; the run's segment files then move into the index and its
+``meta.json`` lists the runs' segments in write order, which is passage_id order. So every
+segment holds a run of consecutive passage ids, and no segment is ever merged: Tantivy's
+merge policy only sees a writer's own segments, and each writer has one. Merging would hold
+several segments' postings and stores at once (at 4.2M passages, 8 segments merged added
+~170 MB of heap and ~380 MB of mapped files to the build's peak), so the build's memory
+would grow with the corpus; the cost instead is one segment per ``segment_docs`` passages
+(9 at 4.6M), each searched in turn. :func:`order_segments` then lists the segments by their
+first passage_id, and the layout is checked on the written index, so a Tantivy that writes
+otherwise only costs the fast path, never correctness.
 
 Analysis: tantivy's ``en_stem`` chain (simple tokenizer, long tokens removed, lower case,
 English Snowball stemmer) with Lucene's 33 English stop words removed before stemming, as
@@ -41,6 +44,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -69,10 +73,9 @@ SOURCE_ID_FIELD = "source_passage_id"
 TITLE_BOOST = 0.5  # measured on HotpotQA: recall@5 0.788 at 0.5, 0.718 at 2.0, 0.725 at 0
 MAX_QUERY_TERMS = 64
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops tokens of this many UTF-8 bytes or more
-# Passages per committed segment (the first; each later one is one smaller). ~90 MB of writer
-# heap for generated or Wikipedia passages of 100 words, well under the 256 MB heap: a
-# segment is never cut early by a full heap, and the heap in use does not grow with the
-# corpus.
+# Passages per segment. ~90 MB of writer heap for generated or Wikipedia passages of 100
+# words, well under the 256 MB heap: a segment is never cut early by a full heap, and the
+# heap in use does not grow with the corpus.
 SEGMENT_DOCS = 1 << 19
 # Everything that is not a letter, digit or mark separates terms. This removes the query
 # language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
@@ -277,8 +280,8 @@ class PassageIndexWriter:
         threads: Tantivy writer threads. Results do not depend on it (see module doc); one
             thread fed in passage_id order gives the layout that searches fastest.
         heap_mb: Total writer heap.
-        segment_docs: Passages of the first committed segment (one writer thread only; see
-            the module doc); each later segment holds one fewer.
+        segment_docs: Passages per segment, each written by a writer of its own and never
+            merged (one writer thread only; see the module doc).
     """
 
     def __init__(
@@ -296,14 +299,45 @@ class PassageIndexWriter:
         self._config = config
         self._index = tantivy.Index(passage_schema(config), path=str(path), reuse=False)
         config.register(self._index)
-        threads = max(1, threads)
-        heap = max(heap_mb * 1024 * 1024, 16 * 1024 * 1024 * threads)
-        self._writer = self._index.writer(heap, threads)
+        self._threads = max(1, threads)
+        self._heap = max(heap_mb * 1024 * 1024, 16 * 1024 * 1024 * self._threads)
         self._title_in_body = config.title_in_body
-        # Several threads interleave docs across segments anyway: no chunked commits then.
-        self._segment_docs = segment_docs if threads == 1 else 0
-        self._segments = 0
-        self._in_segment = 0
+        # Several threads interleave docs across segments anyway: one writer then, whose
+        # segments Tantivy merges as it likes.
+        self._segment_docs = segment_docs if self._threads == 1 else 0
+        self._runs = 0
+        self._segments: list[dict[str, object]] = []
+        self._run: Path | None = None
+        self._in_run = 0
+        self._writer: tantivy.IndexWriter | None = (
+            None if self._segment_docs else self._index.writer(self._heap, self._threads)
+        )
+
+    def _open_run(self) -> tantivy.IndexWriter:
+        """A writer of its own for the next ``segment_docs`` passages."""
+        self._run = self._path / f".run-{self._runs:06d}"
+        self._run.mkdir()
+        index = tantivy.Index(passage_schema(self._config), path=str(self._run), reuse=False)
+        self._config.register(index)
+        self._runs += 1
+        self._in_run = 0
+        return index.writer(self._heap, 1)
+
+    def _close_run(self) -> None:
+        """Commit the run, move its segment files into the index and keep their meta."""
+        assert self._writer is not None and self._run is not None
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+        self._writer = None
+        run = self._run
+        meta = json.loads((run / META_FILE).read_text(encoding="utf-8"))
+        self._segments.extend(meta["segments"])
+        names = {s["segment_id"].replace("-", "") for s in meta["segments"]}
+        for file in sorted(run.iterdir()):
+            if file.name.split(".", 1)[0] in names:
+                os.replace(file, self._path / file.name)
+        shutil.rmtree(run)
+        self._run = None
 
     def add(
         self, passage_id: int, doc_id: int, title: str, body: str, source_id: str | None = None
@@ -321,22 +355,47 @@ class PassageIndexWriter:
             doc = tantivy.Document(passage_id=passage_id, doc_id=doc_id, title=title, body=body)
         if source_id is not None:
             doc.add_bytes(SOURCE_ID_FIELD, source_id.encode("utf-8"))
+        if self._writer is None:
+            self._writer = self._open_run()
         self._writer.add_document(doc)
-        self._in_segment += 1
-        if self._segment_docs and self._in_segment >= max(1, self._segment_docs - self._segments):
-            self._writer.commit()
-            self._segments += 1
-            self._in_segment = 0
+        self._in_run += 1
+        if self._segment_docs and self._in_run >= self._segment_docs:
+            self._close_run()
 
     def close(self) -> IndexLayout:
-        """Commit, wait for merges, order the segments, and report the written layout."""
-        self._writer.commit()
-        self._writer.wait_merging_threads()
+        """Commit, list the runs' segments in ``meta.json``, order them, and report the
+        written layout."""
+        if not self._segment_docs:
+            assert self._writer is not None
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+        else:
+            if self._writer is not None:
+                self._close_run()
+            if self._segments:
+                self._list_segments()
         order_segments(self._path)
         return read_layout(self._path)
 
+    def _list_segments(self) -> None:
+        """The index's ``meta.json`` (and Tantivy's list of the files it manages) name every
+        run's segment, in write order (written atomically)."""
+        meta = json.loads((self._path / META_FILE).read_text(encoding="utf-8"))
+        meta["segments"] = self._segments
+        meta["opstamp"] = sum(int(str(s["max_doc"])) for s in self._segments)
+        tmp = self._path / (META_FILE + ".tmp")
+        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        os.replace(tmp, self._path / META_FILE)
+        managed = sorted(
+            f.name for f in self._path.iterdir() if f.is_file() and not f.name.startswith(".")
+        )
+        tmp = self._path / (MANAGED_FILE + ".tmp")
+        tmp.write_text(json.dumps(managed), encoding="utf-8")
+        os.replace(tmp, self._path / MANAGED_FILE)
+
 
 META_FILE = "meta.json"
+MANAGED_FILE = ".managed.json"  # the files Tantivy may garbage-collect around
 
 
 def _segment_sizes(path: Path) -> list[int] | None:
