@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -123,6 +124,14 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def tasks_name(n_tasks: int, task_seed: int) -> str:
+    """The cached tasks file, named by the generator too (another version writes other tasks)."""
+    from wikigym.synth.generate import GENERATOR
+
+    tag = GENERATOR.replace("/", "-").replace(".", "-")
+    return f"tasks-{LEVEL}-n{n_tasks}-s{task_seed}-{tag}.jsonl"
+
+
 def build_world(seed: int, articles: int, out: Path, n_tasks: int, task_seed: int) -> Path:
     """A generated world snapshot and ``n_tasks`` easy tasks of it (cached in ``WORK``)."""
     from wikigym.corpora.default import build_world_snapshot
@@ -132,7 +141,7 @@ def build_world(seed: int, articles: int, out: Path, n_tasks: int, task_seed: in
     snap_dir = out / "snapshot"
     if not (snap_dir / "manifest.json").is_file():
         build_world_snapshot(articles, seed, snap_dir, overwrite=True, progress=False)
-    tasks = out / f"tasks-{LEVEL}-n{n_tasks}-s{task_seed}.jsonl"
+    tasks = out / tasks_name(n_tasks, task_seed)
     if not tasks.is_file():
         snap = Snapshot.open(snap_dir)
         generate_tasks(snap, SynthConfig(difficulty=LEVEL, n=n_tasks, seed=task_seed)).save(tasks)
@@ -145,7 +154,7 @@ def spec_for(world: Path, n_tasks: int, task_seed: int, max_env_steps: int) -> A
     return EnvSpec(
         env_id="WikiSearch-v0",
         corpus=str(world / "snapshot"),
-        tasks=str(world / f"tasks-{LEVEL}-n{n_tasks}-s{task_seed}.jsonl"),
+        tasks=str(world / tasks_name(n_tasks, task_seed)),
         kwargs={"python": "off", "max_steps": max_env_steps},
     )
 
@@ -241,9 +250,10 @@ def run_grpo(
     from wikigym.trainers.coldstart import compact_rows
     from wikigym.trainers.diagnostics import DiagnosticsCallback
     from wikigym.trainers.episodes import EpisodeSink
-    from wikigym.trainers.grpo import TrainConfig, build_grpo_config, load_tokenizer
+    from wikigym.trainers.grpo import TrainConfig, build_grpo_config
     from wikigym.trainers.presets import get_preset
     from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+    from wikigym.trainers.tokenizer import load_tokenizer
 
     cfg = TrainConfig(
         output_dir=str(out),
@@ -290,7 +300,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--train-world-seed", type=int, default=0)
     ap.add_argument("--heldout-world-seed", type=int, default=1)
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (results repeat for the same seed and thread count)",
+    )
     args = ap.parse_args(argv)
+    if args.threads < 1:
+        print(f"error: --threads must be at least 1, got {args.threads}", file=sys.stderr)
+        return 2
     if args.train_world_seed == args.heldout_world_seed:
         print("error: --heldout-world-seed must differ from --train-world-seed", file=sys.stderr)
         return 2
@@ -300,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from wikigym.trainers.coldstart import ColdStartRecipe, compact_chats, sft_stages
     from wikigym.trainers.tiny import build_tiny_model
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     sizes = SMOKE if args.smoke else FULL
     tag = "learning_search_smoke" if args.smoke else "learning_search"
     work = WORK / ("smoke" if args.smoke else "full") / f"seed{args.seed}"
@@ -328,16 +347,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     held = spec_for(held_world, sizes.heldout, args.seed + 1, sizes.max_env_steps)
     timings["worlds"] = time.perf_counter() - t0
 
+    # The worlds are keyed by what makes them; the models are not, so they are made afresh
+    # (a base or checkpoint left by a run with other sizes must not be reused).
+    for stale in ("base", "sft", "grpo"):
+        shutil.rmtree(work / stale, ignore_errors=True)
     base = work / "base"
-    if not base.exists():
-        build_tiny_model(
-            base,
-            seed=args.seed,
-            hidden_size=sizes.hidden_size,
-            num_layers=sizes.num_layers,
-            head_dim=sizes.head_dim,
-            vocab_size=sizes.vocab_size,
-        )
+    build_tiny_model(
+        base,
+        seed=args.seed,
+        hidden_size=sizes.hidden_size,
+        num_layers=sizes.num_layers,
+        head_dim=sizes.head_dim,
+        vocab_size=sizes.vocab_size,
+    )
     stages: list[dict[str, Any]] = []
 
     def measure(name: str, model_dir: Path) -> None:
@@ -374,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": {k: round(v, 1) for k, v in timings.items()}
             | {"total": round(time.perf_counter() - t0, 1)},
             "cpu_seconds": round(time.process_time() - c0, 1),
-            "machine": "2 CPU cores (shared), torch CPU, 1 thread",
+            "machine": f"2 CPU cores, torch CPU, {args.threads} thread(s)",
         }
         tmp = RESULTS / f".{tag}.json.tmp"
         tmp.write_text(json.dumps(result, indent=2) + "\n")
@@ -433,12 +455,14 @@ def plot(
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     offset = 0
-    for stage in ("windows", "chats"):
+    for stage in ("first", "windows", "chats"):
         rows = [h for h in sft_loss if h.get("stage") == stage]
+        if not rows:
+            continue
         a.plot([offset + h["step"] for h in rows], [h["loss"] for h in rows], label=stage)
         offset += max((h["step"] for h in rows), default=0)
     a.legend()
-    a.set_xlabel("SFT step (turn windows, then whole chats)")
+    a.set_xlabel("SFT step (first turns, turn windows, then whole chats)")
     a.set_ylabel("loss")
     a.set_title("SFT cold start")
     rows = [h for h in history if isinstance(h.get("reward"), float)]

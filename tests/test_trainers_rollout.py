@@ -134,13 +134,18 @@ def test_run_rollouts_masks_tool_tokens_and_scores_each_mode(
     assert sink.drain()[0].mask_reason == "length_truncated"
 
 
-def test_grpo_rollout_func_runs_tools_masks_and_updates(spec: EnvSpec, tmp_path: Path) -> None:
+def test_grpo_rollout_func_runs_tools_masks_and_updates(
+    spec: EnvSpec, tiny_model: str, tmp_path: Path
+) -> None:
     import torch
     from transformers import AutoTokenizer
 
     tasks = three_call_tasks(spec, 2)
     cfg = TrainConfig(
         output_dir=str(tmp_path / "run"),
+        # The plain tiny model, named: with no --model, cpu-tiny on WikiSearch would first
+        # build its cold start (minutes; the slow test covers that path).
+        model=tiny_model,
         rollout="rollout_func",
         max_steps=2,
         max_env_steps=MAX_ENV_STEPS,

@@ -7,6 +7,7 @@ order).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -120,6 +121,7 @@ def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]
 QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
 
 
+@functools.cache
 def form_cycle(names: tuple[str, ...], weights: tuple[float, ...]) -> tuple[str, ...]:
     """One cycle of 100 slots in which each form has its weight's share, spread evenly
     (smooth weighted round robin; ties by the mix's order, never by hashing)."""
@@ -255,31 +257,40 @@ class TaskBuilder:
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
 
+    def answer_text(self, draft: Draft) -> str:
+        """The answer as the task states it (any draft: nothing is checked here)."""
+        a = draft.answer
+        if draft.form in ("count", "yes_no"):
+            return str(a)
+        if draft.form == "arithmetic":
+            return format_number(float(a))
+        if isinstance(a, int):
+            return self.g.titles[a]
+        return self.g.surface(a)
+
     def answer_of(self, draft: Draft) -> tuple[str, list[str], str]:
         """(answer, aliases, answer_type)."""
         g = self.g
         a = draft.answer
+        shown = self.answer_text(draft)
         if draft.form == "count":
             n = int(a)
-            return str(a), ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
+            return shown, ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
         if draft.form == "yes_no":
-            return str(a), [], "yes/no"
+            return shown, [], "yes/no"
         if draft.form == "arithmetic":
             assert isinstance(a, str)
-            shown = format_number(float(a))
             return shown, ([a] if a != shown else []), "number"
         if isinstance(a, int):
-            title = g.titles[a]
-            aliases = [r for r in g.redirects[a] if r and r != title]
-            bare = _DISAMBIGUATOR.sub("", title)
-            if bare != title:  # "Leth Zeirny (novelist)" is also answered by "Leth Zeirny"
+            aliases = [r for r in g.redirects[a] if r and r != shown]
+            bare = _DISAMBIGUATOR.sub("", shown)
+            if bare != shown:  # "Leth Zeirny (novelist)" is also answered by "Leth Zeirny"
                 aliases.insert(0, bare)
-            return title, list(dict.fromkeys(aliases)), "entity"
+            return shown, list(dict.fromkeys(aliases)), "entity"
         assert isinstance(draft.root, Project)
         vt = g.rel_types.get(draft.root.relation, "text")
-        surface = g.surface(a)
-        aliases = [x for x in g.literal_aliases.get(a, ()) if x != surface]
-        return surface, list(dict.fromkeys(aliases)), vt
+        aliases = [x for x in g.literal_aliases.get(a, ()) if x != shown]
+        return shown, list(dict.fromkeys(aliases)), vt
 
     def build(self, draft: Draft, level: str, index: int) -> Task | None:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
@@ -492,6 +503,15 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 form = names[int(rng.choice(len(names), p=weights))]
             draft = sampler.draft(level, form, want_yes)
             if draft is None:
+                continue
+            # An answer this level already has is refused below whatever the build finds, and
+            # the build draws nothing from ``rng``: refusing it first changes no task. Most
+            # drafts of a large n end here, since answers run out before drafts do.
+            if (
+                draft.form != "yes_no"
+                and index not in missing
+                and (level, builder.answer_text(draft)) in seen_answers
+            ):
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft

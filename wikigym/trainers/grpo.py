@@ -26,6 +26,7 @@ from wikigym.trainers.adapter import EnvSpec, dataset_rows
 from wikigym.trainers.episodes import EpisodeSink
 from wikigym.trainers.presets import PRESETS, GRPOPreset, get_preset
 from wikigym.trainers.tiny import RECIPE_VERSION as TINY_RECIPE_VERSION
+from wikigym.trainers.tokenizer import load_tokenizer
 
 TINY_MODEL_DIRNAME = f"tiny-model-v{TINY_RECIPE_VERSION}"
 """The plain tiny model's cache folder: one per recipe version, so a cache an older wikigym
@@ -356,20 +357,6 @@ class _MaskedRowFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "All reward functions returned None" not in str(record.getMessage())
-
-
-def load_tokenizer(model: str) -> Any:
-    """The tokenizer of ``model``.
-
-    Raises:
-        ConfigError: It cannot be loaded (not downloadable, not a tokenizer).
-    """
-    from transformers import AutoTokenizer
-
-    try:
-        return AutoTokenizer.from_pretrained(model)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load the tokenizer of model {model!r}: {exc}") from exc
 
 
 def _quiet_masked_warning() -> None:

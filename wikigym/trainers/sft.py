@@ -212,7 +212,7 @@ def run_sft(
     padded tokens are most of the cost when chat lengths vary)."""
     from trl import SFTConfig, SFTTrainer
 
-    from wikigym.trainers.grpo import load_tokenizer
+    from wikigym.trainers.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(model)
     dtype: dict[str, Any] = {} if bf16 is None else {"bf16": bf16}
