@@ -58,6 +58,7 @@ from wikigym.corpora.analysis import (
     stemmer_for,
     uses_bigrams,
 )
+from wikigym.corpora.memory import give_back_freed_memory
 from wikigym.corpora.readonly import ReadOnlyIndex
 from wikigym.errors import SnapshotError
 
@@ -338,6 +339,9 @@ class PassageIndexWriter:
                 os.replace(file, self._path / file.name)
         shutil.rmtree(run)
         self._run = None
+        # The next run's writer does not reuse all of what this one freed (glibc arenas):
+        # without this the build kept ~30 MB more per 2^19-passage run (+204 MB at 4.58M).
+        give_back_freed_memory()
 
     def add(
         self, passage_id: int, doc_id: int, title: str, body: str, source_id: str | None = None

@@ -14,7 +14,6 @@ states it. Raw infobox keys and untyped links (``links_to``) never make a questi
 from __future__ import annotations
 
 import bisect
-import ctypes
 import math
 import re
 import threading
@@ -29,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from wikigym.corpora.manifest import TABLE_FILES
+from wikigym.corpora.memory import give_back_freed_memory
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
@@ -1394,19 +1394,8 @@ def build_graph(snapshot: Snapshot) -> KnowledgeGraph:
     articles = _articles(snapshot, n_docs, instance)
     graph = KnowledgeGraph(snapshot.snapshot_id, source, articles, facts, values, names)
     del articles, facts, values
-    _give_back_freed_memory()
+    give_back_freed_memory()
     return graph
-
-
-def _give_back_freed_memory() -> None:
-    """Return the pages the build freed to the system: Arrow's pool and the C heap (glibc's
-    ``malloc_trim``; elsewhere only Arrow's). The build frees several times what it keeps."""
-    pa.default_memory_pool().release_unused()
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc
-        return
-    libc.malloc_trim(0)
 
 
 _CACHE: dict[tuple[str, str], KnowledgeGraph] = {}
