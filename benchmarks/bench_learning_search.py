@@ -27,7 +27,7 @@ The experiment:
 
 Deterministic given ``--seed`` and ``--threads`` (greedy evaluation, seeded SFT and GRPO;
 torch CPU kernels at a fixed thread count). Budget: <= 60 minutes on a 2-core machine at the
-default sizes; not met yet (the SFT stages alone took 62 CPU minutes, see
+default sizes; not met yet (worlds, chats, SFT and its evaluation took 62 CPU minutes, see
 ``docs/training.md``). ``--reuse-sft`` starts from the SFT checkpoint a previous run left in
 the work folder when it was made with the same settings (evaluation and GRPO rerun).
 
