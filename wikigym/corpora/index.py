@@ -387,19 +387,22 @@ class PassageIndexWriter:
         meta = json.loads((self._path / META_FILE).read_text(encoding="utf-8"))
         meta["segments"] = self._segments
         meta["opstamp"] = sum(int(str(s["max_doc"])) for s in self._segments)
-        tmp = self._path / (META_FILE + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        os.replace(tmp, self._path / META_FILE)
+        _write_json(self._path / META_FILE, meta, indent=2)
         managed = sorted(
             f.name for f in self._path.iterdir() if f.is_file() and not f.name.startswith(".")
         )
-        tmp = self._path / (MANAGED_FILE + ".tmp")
-        tmp.write_text(json.dumps(managed), encoding="utf-8")
-        os.replace(tmp, self._path / MANAGED_FILE)
+        _write_json(self._path / MANAGED_FILE, managed)
 
 
 META_FILE = "meta.json"
 MANAGED_FILE = ".managed.json"  # the files Tantivy may garbage-collect around
+
+
+def _write_json(path: Path, data: object, indent: int | None = None) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (a sibling file, then a rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=indent), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _segment_sizes(path: Path) -> list[int] | None:
@@ -447,9 +450,7 @@ def order_segments(path: Path) -> None:
         (not isinstance(f, int), f if isinstance(f, int) else 0, i) for i, f in enumerate(firsts)
     ]
     meta["segments"] = [meta["segments"][i] for *_, i in sorted(rank)]
-    tmp = path / (META_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-    os.replace(tmp, path / META_FILE)
+    _write_json(path / META_FILE, meta, indent=2)
 
 
 def read_layout(path: Path) -> IndexLayout:
