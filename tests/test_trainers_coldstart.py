@@ -191,3 +191,46 @@ def test_tiny_tokenizer_writes_a_name_the_same_after_any_character() -> None:
         assert any(ids[i : i + len(name)] == name for i in range(len(ids))), (before, after)
     text = 'search("Lendis Greimbrund") — 3 results\n1. [p12] 4 June 1827'
     assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
+def test_a_checkpoint_trained_without_the_system_text_is_prompted_without_it(tmp_path) -> None:
+    """``system_text=False``: chats, windows and GRPO rows hold the question alone, and the
+    checkpoint's build record tells GRPO so (a policy prompted with a text it never saw in
+    SFT did not copy the question at all)."""
+    from wikigym.trainers.coldstart import (
+        COLD_START_MARKER,
+        cold_start_system_text,
+        compact_prompt,
+    )
+
+    _, tasks = default_resources(progress=False)
+    spec = EnvSpec(tasks=level_subset(tasks, "easy"), kwargs={"python": "off", "max_steps": 8})
+    question = next(iter(spec.taskset())).question
+    assert compact_prompt(question, system=False) == [
+        {"role": "user", "content": f"Question: {question}"}
+    ]
+    plain = compact_chats(spec, system=False)[:4]
+    full = compact_chats(spec)[:4]
+    # The same calls and observations; only the system message is gone.
+    assert [c["messages"] for c in plain] == [c["messages"][1:] for c in full]
+    assert turn_windows(plain) == turn_windows(full)  # windows never held it
+    rows = compact_rows(spec, dataset_rows(spec, num_rows=2), system=False)
+    assert [[m["role"] for m in r["prompt"]] for r in rows] == [["user"], ["user"]]
+    # The prompt style travels with the checkpoint; any other model gets the system text.
+    recipe = ColdStartRecipe(system_text=False)
+    (tmp_path / COLD_START_MARKER).write_text(json.dumps({"recipe": {"system_text": False}}))
+    assert cold_start_system_text(tmp_path) is False
+    assert cold_start_system_text(tmp_path / "elsewhere") is True
+    easy = level_subset(tasks, "easy")
+    assert cold_start_key(recipe, easy) != cold_start_key(ColdStartRecipe(), easy)
+
+
+def test_a_stage_tokenizes_no_more_rows_than_it_reads() -> None:
+    from wikigym.trainers.coldstart import at_most
+
+    rows = [{"i": i} for i in range(100)]
+    assert at_most(rows, 100, 0) is rows
+    kept = at_most(rows, 30, 0)
+    assert len(kept) == 30 and kept == sorted(kept, key=lambda r: r["i"])  # order kept
+    assert kept == at_most(rows, 30, 0) and kept != at_most(rows, 30, 1)  # seeded
+    assert len({r["i"] for r in kept}) == 30  # without replacement

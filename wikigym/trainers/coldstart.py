@@ -52,12 +52,12 @@ COMPACT_SYSTEM = (
 """The compact prompt's system text: the tools and the call format the env parses."""
 
 
-def compact_prompt(question: str) -> list[dict[str, str]]:
-    """The compact prompt of a question: the system text, then ``Question: ...``."""
-    return [
-        {"role": "system", "content": COMPACT_SYSTEM},
-        {"role": "user", "content": f"Question: {question}"},
-    ]
+def compact_prompt(question: str, *, system: bool = True) -> list[dict[str, str]]:
+    """The compact prompt of a question: the system text (unless ``system`` is false: the
+    question alone, for a policy that learnt the tools and the call format from its SFT data),
+    then ``Question: ...``."""
+    user = {"role": "user", "content": f"Question: {question}"}
+    return [{"role": "system", "content": COMPACT_SYSTEM}, user] if system else [user]
 
 
 SEARCH_KS: tuple[int, ...] = (2, 3, 5)
@@ -71,8 +71,9 @@ on held-out easy tasks of another world the answer is in the top 3 hits of the q
 in the first hit."""
 
 
-def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
-    """Short oracle chats of ``spec``'s TaskSet with the compact prompt and no tool schema.
+def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]:
+    """Short oracle chats of ``spec``'s TaskSet with the compact prompt (with its system text
+    unless ``system`` is false) and no tool schema.
 
     Every chat opens with the same move: a search whose query is the question as written
     (:data:`QUESTION_K` results). A tiny model learns to copy a whole question far sooner than
@@ -99,7 +100,7 @@ def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     try:
         for i, task in enumerate(taskset):
-            chat = _shortest_chat(env, task, seed=i)
+            chat = _shortest_chat(env, task, seed=i, system=system)
             if chat is not None:
                 out.append({"messages": chat, "task_id": task.task_id})
     finally:
@@ -107,7 +108,9 @@ def compact_chats(spec: EnvSpec) -> list[dict[str, Any]]:
     return out
 
 
-def _shortest_chat(env: Any, task: Task, *, seed: int) -> list[dict[str, Any]] | None:
+def _shortest_chat(
+    env: Any, task: Task, *, seed: int, system: bool = True
+) -> list[dict[str, Any]] | None:
     """The shortest solving replay of ``task`` that copies only what it was shown: the search
     for the question, then the fewest oracle calls before its answer call (none when the
     question's results show the answer), then the smallest search result count under which
@@ -120,14 +123,14 @@ def _shortest_chat(env: Any, task: Task, *, seed: int) -> list[dict[str, Any]] |
     for n in range(len(calls)):
         route = [first, *calls[:n], calls[-1]]
         for k in SEARCH_KS if n else SEARCH_KS[:1]:
-            replay = _replay(env, task, route, seed=seed, search_k=k)
+            replay = _replay(env, task, route, seed=seed, search_k=k, system=system)
             if replay is not None and replay[1]:
                 return replay[0]
     return None
 
 
 def _replay(
-    env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int
+    env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int, system: bool = True
 ) -> tuple[list[dict[str, Any]], bool] | None:
     """The compact chat of ``calls`` (oracle calls of ``task``) with ``search_k`` results per
     search, and whether every page, citation and answer text was shown before it; None when
@@ -138,7 +141,7 @@ def _replay(
     search results, one hop sooner, citing what the agent read."""
     env.reset(seed=seed, options={"task_id": task.task_id})
     snapshot = env.unwrapped.snapshot
-    messages: list[dict[str, Any]] = compact_prompt(task.question)
+    messages: list[dict[str, Any]] = list(compact_prompt(task.question, system=system))
     seen = task.question
     hits: list[Any] = []  # the search hits shown so far, in the order shown
     copied = True
@@ -215,13 +218,17 @@ def _cite_shown(arguments: dict[str, Any], seen: str, hits: list[Any]) -> dict[s
     return arguments
 
 
-def compact_rows(spec: EnvSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Dataset rows (``prompt``, ``task_id``, ``seed``) with the compact prompt."""
+def compact_rows(
+    spec: EnvSpec, rows: list[dict[str, Any]], *, system: bool = True
+) -> list[dict[str, Any]]:
+    """Dataset rows (``prompt``, ``task_id``, ``seed``) with the compact prompt (with its
+    system text unless ``system`` is false: the prompt the checkpoint was fine-tuned on)."""
     taskset = spec.taskset()
     if taskset is None:
         raise WikigymError(f"{spec.env_id} has no TaskSet: compact prompts need its questions")
     return [
-        {**row, "prompt": compact_prompt(taskset.get(str(row["task_id"])).question)} for row in rows
+        {**row, "prompt": compact_prompt(taskset.get(str(row["task_id"])).question, system=system)}
+        for row in rows
     ]
 
 
@@ -260,6 +267,24 @@ class ColdStartRecipe:
     batch_size: int = field(default=16, metadata={"help": "Chats per SFT batch."})
     max_length: int = field(default=512, metadata={"help": "Tokens per chat (longer: cut)."})
     max_env_steps: int = field(default=8, metadata={"help": "Env step budget of the replays."})
+    lr_scheduler_type: str = field(
+        default="cosine",
+        metadata={
+            "help": "TRL's learning-rate schedule after the warmup (cosine; "
+            "constant_with_warmup keeps the rate up until the copy skill appears)."
+        },
+    )
+    group_by_length: bool = field(
+        default=True,
+        metadata={"help": "Batches of chats of similar length (less padding, noisier steps)."},
+    )
+    system_text: bool = field(
+        default=True,
+        metadata={
+            "help": "Chats open with the compact system text (false: the question alone; GRPO "
+            "from the checkpoint then prompts without it too)."
+        },
+    )
     own_steps: int = field(
         default=100,
         metadata={
@@ -271,7 +296,9 @@ class ColdStartRecipe:
 
 def turn_windows(chats: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each assistant turn of ``chats`` with the least context it needs: the question, and
-    for a later turn the call before it and that call's observation (no system text).
+    for a later turn the call before it and that call's observation (no system text: with
+    ``ColdStartRecipe.system_text`` false this is the prompt the policy plays, as the first
+    turn's window is the whole prompt).
 
     A whole chat is ~350 tokens of which ~70 are the policy's; a window is 40-150 tokens,
     most of them the turn itself and what it copies (the query from the question, the page
@@ -319,12 +346,12 @@ def sft_stages(
 
     common: dict[str, Any] = {
         "assistant_only_loss": True,
-        "lr_scheduler_type": "cosine",
+        "lr_scheduler_type": recipe.lr_scheduler_type,
         "max_length": recipe.max_length,
         "seed": recipe.seed,
         "use_cpu": True,
         "bf16": False,
-        "group_by_length": True,
+        "group_by_length": recipe.group_by_length,
     }
     model = str(base)
     if recipe.first_steps > 0:
@@ -335,7 +362,13 @@ def sft_stages(
         model = str(
             run_sft(
                 model,
-                Dataset.from_list(first_turns(chats)),
+                Dataset.from_list(
+                    at_most(
+                        first_turns(chats),
+                        recipe.first_steps * recipe.window_batch_size,
+                        recipe.seed,
+                    )
+                ),
                 out / "first",
                 max_steps=recipe.first_steps,
                 learning_rate=recipe.learning_rate,
@@ -348,7 +381,13 @@ def sft_stages(
         model = str(
             run_sft(
                 model,
-                Dataset.from_list(turn_windows(chats)),
+                Dataset.from_list(
+                    at_most(
+                        turn_windows(chats),
+                        recipe.window_steps * recipe.window_batch_size,
+                        recipe.seed,
+                    )
+                ),
                 out / "windows",
                 max_steps=recipe.window_steps,
                 learning_rate=recipe.learning_rate,
@@ -387,6 +426,18 @@ def sft_stages(
             )
         )
     return Path(model)
+
+
+def at_most(rows: list[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
+    """``rows``, or ``n`` of them drawn without replacement when there are more (a stage of
+    ``steps`` x ``batch`` rows reads no more than that; TRL tokenizes the whole dataset first,
+    which for 80k windows took minutes), kept in their order."""
+    if len(rows) <= n:
+        return rows
+    import random
+
+    keep = sorted(random.Random(seed).sample(range(len(rows)), n))
+    return [rows[i] for i in keep]
 
 
 def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> TaskSet:
@@ -474,7 +525,7 @@ def build_cold_start_model(
     )
     tasks = training_tasks(spec, subset, recipe)
     chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=tasks, kwargs=kwargs)
-    chats = compact_chats(chats_spec)
+    chats = compact_chats(chats_spec, system=recipe.system_text)
     ids = {t.task_id for t in subset}
     own = [c for c in chats if c["task_id"] in ids]
     if not chats:
@@ -505,6 +556,14 @@ def build_cold_start_model(
         }
         (tmp / COLD_START_MARKER).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
     return out
+
+
+def cold_start_system_text(path: str | Path) -> bool:
+    """Whether the cold-start checkpoint at ``path`` was fine-tuned on prompts with the
+    compact system text (true for any model without a build record)."""
+    info = cold_start_info(path)
+    recipe = info.get("recipe") if info else None
+    return bool(recipe.get("system_text", True)) if isinstance(recipe, dict) else True
 
 
 def cold_start_info(path: str | Path) -> dict[str, Any] | None:

@@ -321,9 +321,9 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
         if cold_start:
             # The cold start was fine-tuned on the compact prompt, played by the rollout below.
-            from wikigym.trainers.coldstart import compact_rows
+            from wikigym.trainers.coldstart import cold_start_system_text, compact_rows
 
-            rows = compact_rows(spec, rows)
+            rows = compact_rows(spec, rows, system=cold_start_system_text(model))
         rollout = make_rollout_func(
             spec, sink=sink, rows=rows, generate=generate, tools_in_prompt=not cold_start
         )

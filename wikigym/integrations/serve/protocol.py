@@ -17,7 +17,7 @@ from typing import Any
 try:  # orjson encodes and decodes a message several times faster; json is the fallback
     import orjson
 except ImportError:  # pragma: no cover - orjson is installed wherever the tests run
-    orjson = None  # type: ignore[assignment]
+    orjson = None  # type: ignore[assignment, unused-ignore]  # typed only where installed
 
 ACTION_FIELD = "message"
 """The action's one required field: the model's text, as the env's ``step`` takes it."""
