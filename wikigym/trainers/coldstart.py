@@ -236,8 +236,13 @@ def compact_rows(
 class ColdStartRecipe:
     """What the cold-start checkpoint is built from (every field is part of the cache key).
 
-    Two SFT stages: ``window_steps`` on the chats' turn windows (:func:`turn_windows`: short
-    sequences dense in what the agent copies), then ``sft_steps`` on the whole chats.
+    Up to four SFT stages, each skipped at 0 steps: ``first_steps`` on the first turns alone
+    (:func:`first_turns`: the question copied into a search), ``window_steps`` on the chats'
+    turn windows (:func:`turn_windows`: short sequences dense in what the agent copies), then
+    ``sft_steps`` on the whole chats, and ``own_steps`` on the TaskSet's own chats. The
+    defaults are the cpu-tiny demonstration's; ``bench_learning_search`` sets a constant rate,
+    uniform batches and no system text, which is what taught a tiny model to copy held-out
+    questions (see docs/training.md).
     """
 
     seed: int = field(default=0, metadata={"help": "Seed of the weights and the data order."})
