@@ -29,8 +29,9 @@ Deterministic given ``--seed`` and ``--threads`` (greedy evaluation, seeded SFT 
 torch CPU kernels at a fixed thread count). Budget: <= 60 minutes on a 2-core machine at the
 default sizes with ``--threads 2``: the committed run took 52.5 minutes alone on the machine,
 with the two worlds and their tasks already cached (building them took 3.4 minutes more, in
-the same code, just before it); the SFT stages are 41 of those minutes. ``--reuse-sft`` starts from the SFT checkpoint a previous run left in
-the work folder when it was made with the same settings (evaluation and GRPO rerun).
+the same code, just before it); the SFT stages are 41 of those minutes. ``--reuse-sft``
+starts from the SFT checkpoint a previous run left in the work folder when it was made with
+the same settings (evaluation and GRPO rerun).
 
     python benchmarks/bench_learning_search.py            # the result
     python benchmarks/bench_learning_search.py --smoke    # pipeline check (minutes)

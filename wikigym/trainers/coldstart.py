@@ -108,9 +108,7 @@ def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]
     return out
 
 
-def _shortest_chat(
-    env: Any, task: Task, *, seed: int, system: bool = True
-) -> list[dict[str, Any]] | None:
+def _shortest_chat(env: Any, task: Task, *, seed: int, system: bool) -> list[dict[str, Any]] | None:
     """The shortest solving replay of ``task`` that copies only what it was shown: the search
     for the question, then the fewest oracle calls before its answer call (none when the
     question's results show the answer), then the smallest search result count under which
@@ -130,7 +128,7 @@ def _shortest_chat(
 
 
 def _replay(
-    env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int, system: bool = True
+    env: Any, task: Task, calls: list[Any], *, seed: int, search_k: int, system: bool
 ) -> tuple[list[dict[str, Any]], bool] | None:
     """The compact chat of ``calls`` (oracle calls of ``task``) with ``search_k`` results per
     search, and whether every page, citation and answer text was shown before it; None when
@@ -141,7 +139,7 @@ def _replay(
     search results, one hop sooner, citing what the agent read."""
     env.reset(seed=seed, options={"task_id": task.task_id})
     snapshot = env.unwrapped.snapshot
-    messages: list[dict[str, Any]] = list(compact_prompt(task.question, system=system))
+    messages: list[dict[str, Any]] = compact_prompt(task.question, system=system)
     seen = task.question
     hits: list[Any] = []  # the search hits shown so far, in the order shown
     copied = True
