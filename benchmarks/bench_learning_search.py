@@ -3,21 +3,26 @@
 The experiment:
 
 - A small ``Qwen3ForCausalLM`` built from a config (:func:`wikigym.trainers.tiny.build_tiny_model`:
-  tokenizer trained locally on generated text, random weights), prompted with the compact
-  prompt of :mod:`wikigym.trainers.coldstart` (a short system text naming the tools and the
-  ``<tool_call>`` JSON format the env parses, then the question).
+  random weights; a byte-level BPE tokenizer trained locally on the train world's chats, a word
+  with its space as GPT-2 does, and TRL's prefix-preserving Qwen3 template), prompted with the
+  question alone (``Question: ...``).
+- The call format is Search-R1's tags, which the env parses in every ``tool_format``:
+  ``<search> query </search>`` (the env's ``search_k`` results, 3 as Search-R1's retriever) and
+  ``<answer> text </answer>``. No JSON and no citation to copy: the policy's turns are the
+  question copied into a query and the answer copied out of a result
+  (:mod:`wikigym.trainers.tag_chats`).
 - Train tasks: easy tasks synthesised on one generated world (``--train-world-seed``).
   Held-out tasks: easy tasks of a world generated with another seed (``--heldout-world-seed``:
   other names, other facts), so success needs searching, not memorised facts; ``--heldout``
   tasks (>= 500 for the result), with Wilson 95% intervals.
 - Stages, each measured on the held-out tasks through the real env (real BM25 search, the
   env's binary reward, greedy decoding): ``untrained``; ``sft`` (TRL's ``SFTTrainer`` on the
-  oracle trajectories of the train tasks replayed through the env, with the compact prompt and
-  short searches, :func:`wikigym.trainers.coldstart.compact_chats`; loss on the assistant turns
-  only); ``grpo`` (TRL's ``GRPOTrainer`` from the SFT checkpoint in WikiSearch-v0 on the train
-  tasks, with the ``cpu-tiny`` preset's stable settings: binary outcome, KL 0.001 with reference
-  refresh, masking of truncated episodes; episodes played by ``wikigym.trainers.rollout``).
-  Per stage: success, tool-call validity, mean steps, reward components.
+  oracle trajectories of the train tasks replayed through the env as tag chats, loss on the
+  assistant turns only: first turns alone, then whole chats); ``grpo`` (TRL's ``GRPOTrainer``
+  from the SFT checkpoint in WikiSearch-v0 on the train tasks, with the ``cpu-tiny`` preset's
+  stable settings: binary outcome, KL 0.001 with reference refresh, masking of truncated
+  episodes; episodes played by ``wikigym.trainers.rollout``). Per stage: success, tool-call
+  validity, mean steps, reward components.
 - Outputs (beside each other in ``benchmarks/results/``): ``learning_search.json``
   (``{"stages": [{"name", "split", "level", "n", "success", "ci_low", "ci_high", ...}],
   "command": ...}``), ``learning_search_curves.png`` (SFT loss, GRPO reward per step) and
@@ -27,11 +32,10 @@ The experiment:
 
 Deterministic given ``--seed`` and ``--threads`` (greedy evaluation, seeded SFT and GRPO;
 torch CPU kernels at a fixed thread count). Budget: <= 60 minutes on a 2-core machine at the
-default sizes with ``--threads 2``: the committed run took 52.5 minutes alone on the machine,
-with the two worlds and their tasks already cached (building them took 3.4 minutes more, in
-the same code, just before it); the SFT stages are 41 of those minutes. ``--reuse-sft``
-starts from the SFT checkpoint a previous run left in the work folder when it was made with
-the same settings (evaluation and GRPO rerun).
+default sizes (``--threads 1``: on a shared machine one thread ran a step 5x faster than two,
+whose threads wait on each other when either is descheduled). ``--reuse-sft`` starts from the
+SFT checkpoint a previous run left in the work folder when it was made with the same settings
+(evaluation and GRPO rerun).
 
     python benchmarks/bench_learning_search.py            # the result
     python benchmarks/bench_learning_search.py --smoke    # pipeline check (minutes)
@@ -68,11 +72,13 @@ class Sizes:
     num_layers: int
     head_dim: int
     vocab_size: int
+    search_k: int
     first_steps: int
-    window_steps: int
     sft_steps: int
+    sft_batch: int
     grpo_steps: int
     grpo_batch: int
+    grpo_lr: float
     max_new_tokens: int
     max_env_steps: int
 
@@ -82,25 +88,30 @@ FULL = Sizes(
     # memorised the train titles (SFT loss ~0.01) and wrote them on held-out questions.
     articles=20000,
     heldout_articles=3000,
-    # ~40k distinct train questions: with ~4k (6,000 tasks) the model memorised the train
-    # questions (loss 0.05) and copied 20% of held-out ones exactly; with ~24k chats, 71-73%
-    # after 500-600 first-turn steps, teacher-forced (scratch probe). Run end to end at these
-    # sizes with --threads 2, alone: 3.6% held out after SFT (docs/training.md says what
-    # limits it); the worlds and 40,000 tasks took 3.4 minutes, the chats 3.0, the SFT 41.
+    # 40,000 easy tasks give ~27,000 tag chats (the answer shown by the question's or the
+    # entity's 3 results): copying needs many distinct questions (with ~4k a 2-layer model
+    # memorised them and copied 20% of held-out questions; with ~24k, 73%).
     train_tasks=40000,
     heldout=500,
     hidden_size=128,
     num_layers=2,
     head_dim=32,
     vocab_size=1024,
-    first_steps=800,
-    window_steps=300,
-    sft_steps=60,
+    # Search-R1's top-k: the answer is in the question's 3 results for 76% of held-out tasks
+    # (87% with 5, for 60% longer observations).
+    search_k=3,
+    # First turns alone (batch 64, ~40 tokens each): the question copied into the search,
+    # learnt as a sudden drop of the loss (plain-loop probe: 60% of held-out questions copied
+    # exactly after 300 steps, 75% after 600); then the whole chats (batch 32), where the
+    # answer is copied out of the results (34% of 100 held-out tasks solved after 300 chat
+    # steps, 39% after 600).
+    first_steps=600,
+    sft_steps=450,
+    sft_batch=32,
     grpo_steps=20,
     grpo_batch=32,
-    # A first turn copies the whole question into the query: 48-70 tokens (a cap of 48 cut
-    # almost every call short: 3% valid in the first full run).
-    max_new_tokens=160,
+    grpo_lr=3e-4,
+    max_new_tokens=96,
     max_env_steps=4,
 )
 SMOKE = Sizes(
@@ -112,12 +123,14 @@ SMOKE = Sizes(
     num_layers=2,
     head_dim=32,
     vocab_size=1024,
+    search_k=3,
     first_steps=2,
-    window_steps=4,
     sft_steps=4,
+    sft_batch=8,
     grpo_steps=2,
     grpo_batch=8,
-    max_new_tokens=160,
+    grpo_lr=3e-4,
+    max_new_tokens=96,
     max_env_steps=4,
 )
 
@@ -135,6 +148,8 @@ def sft_key(recipe: Any, train_world_seed: int, sizes: Sizes) -> dict[str, Any]:
         "articles": sizes.articles,
         "train_tasks": sizes.train_tasks,
         "tasks_file": tasks_name(sizes.train_tasks, recipe.seed),
+        "search_k": sizes.search_k,
+        "chats": "tag",
     }
 
 
@@ -183,14 +198,19 @@ def build_world(seed: int, articles: int, out: Path, n_tasks: int, task_seed: in
     return out
 
 
-def spec_for(world: Path, n_tasks: int, task_seed: int, max_env_steps: int) -> Any:
+def spec_for(world: Path, n_tasks: int, task_seed: int, sizes: Sizes) -> Any:
     from wikigym.trainers.adapter import EnvSpec
 
     return EnvSpec(
         env_id="WikiSearch-v0",
         corpus=str(world / "snapshot"),
         tasks=str(world / tasks_name(n_tasks, task_seed)),
-        kwargs={"python": "off", "max_steps": max_env_steps},
+        kwargs={
+            "python": "off",
+            "max_steps": sizes.max_env_steps,
+            "tool_format": "search-r1",
+            "search_k": sizes.search_k,
+        },
     )
 
 
@@ -278,7 +298,15 @@ def evaluate(
 
 
 def run_grpo(
-    sft: Path, spec: Any, out: Path, *, steps: int, batch: int, seed: int, system: bool
+    sft: Path,
+    spec: Any,
+    out: Path,
+    *,
+    steps: int,
+    batch: int,
+    learning_rate: float,
+    seed: int,
+    system: bool,
 ) -> tuple[Path, list[dict]]:
     """GRPO from the SFT checkpoint on the train tasks (compact prompt, rollout_func path)."""
     from datasets import Dataset
@@ -300,7 +328,7 @@ def run_grpo(
         max_steps=steps,
         seed=seed,
         overrides={
-            "learning_rate": 3e-4,
+            "learning_rate": learning_rate,
             "num_generations": 8,
             "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
             "max_completion_length": 768,
@@ -360,8 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
-    from wikigym.trainers.coldstart import ColdStartRecipe, compact_chats, sft_stages
-    from wikigym.trainers.tiny import build_tiny_model
+    from wikigym.trainers.coldstart import ColdStartRecipe, sft_stages
+    from wikigym.trainers.tag_chats import tag_chats
+    from wikigym.trainers.tiny import TokenizerText, build_tiny_model
 
     torch.set_num_threads(args.threads)
     sizes = SMOKE if args.smoke else FULL
@@ -387,8 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes.heldout,
         args.seed + 1,
     )
-    train = spec_for(train_world, sizes.train_tasks, args.seed, sizes.max_env_steps)
-    held = spec_for(held_world, sizes.heldout, args.seed + 1, sizes.max_env_steps)
+    train = spec_for(train_world, sizes.train_tasks, args.seed, sizes)
+    held = spec_for(held_world, sizes.heldout, args.seed + 1, sizes)
     timings["worlds"] = time.perf_counter() - t0
 
     # The worlds are keyed by what makes them; the models are not, so they are made afresh
@@ -400,18 +429,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         num_layers=sizes.num_layers,
         head_dim=sizes.head_dim,
         vocab_size=sizes.vocab_size,
+        # First turns, then the whole tag chats (two or three turns: a chat is already the
+        # window of its last turn).
         first_steps=sizes.first_steps,
-        window_steps=sizes.window_steps,
+        window_steps=0,
         sft_steps=sizes.sft_steps,
-        # A constant rate and uniform batches: copying the question appears as a sudden drop
-        # of the first-turn loss (0.24 -> 0.05 between steps 300 and 420 in a plain-loop
-        # probe); a cosine decay and length-grouped batches had the loss still at 0.49 after
-        # 600 steps, and 0 of 200 held-out questions copied (24% with a constant rate).
+        batch_size=sizes.sft_batch,
+        # A constant rate and uniform batches: copying appears as a sudden drop of the loss
+        # (0.24 -> 0.05 between steps 300 and 420 in a plain-loop probe of first turns); a
+        # cosine decay and length-grouped batches had the loss still at 0.49 after 600 steps.
         lr_scheduler_type="constant_with_warmup",
         group_by_length=False,
-        # No system text: the windows the copy is learnt on hold the question alone, and a
-        # model trained on them and prompted with the system text copied 0 of 200 held-out
-        # questions (56% without it).
+        # No system text: the policy learns the tags from the chats (the question alone is
+        # the prompt of every stage).
         system_text=False,
     )
     made_by = sft_key(recipe, args.train_world_seed, sizes)
@@ -426,7 +456,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stale in ("grpo",) if reused else ("base", "sft", "grpo"):
         shutil.rmtree(work / stale, ignore_errors=True)
     base = work / "base"
+    chats: list[dict[str, Any]] = []
     if not reused:
+        t = time.perf_counter()
+        chats = tag_chats(train)
+        timings["chats"] = time.perf_counter() - t
+        # The tokenizer is trained on the train world's chats (GPT-2's pre-tokenization: a word
+        # with its space, ~25% fewer tokens than spaces apart), with the prefix-preserving chat
+        # template, so SFT, evaluation and GRPO's rollouts render a chat with the same tokens.
+        texts = tuple(" ".join(m["content"] for m in c["messages"]) for c in chats)
         build_tiny_model(
             base,
             seed=args.seed,
@@ -434,6 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             num_layers=sizes.num_layers,
             head_dim=sizes.head_dim,
             vocab_size=sizes.vocab_size,
+            text=TokenizerText(texts=texts, space_words=True, prefix_preserving=True),
         )
     stages: list[dict[str, Any]] = []
 
@@ -491,10 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The run that made the checkpoint: its time belongs to the benchmark's budget.
         sft_made = stored.get("made")
     else:
-        t = time.perf_counter()
-        chats = compact_chats(train, system=recipe.system_text)
         chats_made = len(chats)
-        timings["chats"] = time.perf_counter() - t
         t = time.perf_counter()
         sft = sft_stages(base, chats, sft_dir, recipe)
         timings["sft"] = time.perf_counter() - t
@@ -521,6 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         work / "grpo",
         steps=sizes.grpo_steps,
         batch=sizes.grpo_batch,
+        learning_rate=sizes.grpo_lr,
         seed=args.seed,
         system=recipe.system_text,
     )

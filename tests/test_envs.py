@@ -116,6 +116,26 @@ def test_alias_and_search_r1_tags(env: WikiSearchEnv) -> None:
     assert term and r == 1.0 and info["answer"] == "Anarchy"
 
 
+def test_search_k_sets_the_result_count_of_a_search_that_names_none(
+    snap: Snapshot, tasks: TaskSet
+) -> None:
+    """A Search-R1 tag has no place for k: ``search_k`` gives its count (Search-R1's retriever
+    returns 3); a call that names k keeps its own; the count is recorded for replay."""
+    env = WikiSearchEnv(corpus=snap, tasks=tasks, max_steps=8, python="off", search_k=2)
+    env.reset(seed=0, options={"task_id": "anarchism-lead"})
+    obs, *_ = env.step("<search>anarchism</search>")
+    assert obs.startswith("search('anarchism'): 2 results")
+    obs, *_ = env.step(call("search", query="anarchism", k=4))
+    assert obs.startswith("search('anarchism'): 4 results")
+    assert env.spec_kwargs["search_k"] == 2
+    default = WikiSearchEnv(corpus=snap, tasks=tasks, max_steps=8, python="off")
+    default.reset(seed=0, options={"task_id": "anarchism-lead"})
+    obs, *_ = default.step("<search>anarchism</search>")
+    assert obs.startswith("search('anarchism'): 5 results")
+    with pytest.raises(ValueError, match="search_k must be 1 to 20, got 0"):
+        WikiSearchEnv(corpus=snap, python="off", search_k=0)
+
+
 def test_truncation_masks(env: WikiSearchEnv) -> None:
     env.reset(seed=0, options={"task_id": "anarchism-lead"})
     for i in range(5):

@@ -193,6 +193,43 @@ def test_tiny_tokenizer_writes_a_name_the_same_after_any_character() -> None:
     assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
 
 
+def test_tiny_tokenizer_options_for_a_copying_model() -> None:
+    """``TokenizerText``: trained on the given texts, a word carries its space (fewer tokens,
+    a name is the same tokens after any space), and the prefix-preserving template renders a
+    chat as a prefix of its longer renderings (SFT, evaluation and GRPO's multi-turn rollouts
+    see the same tokens)."""
+    from wikigym.trainers.tiny import TokenizerText, build_tokenizer
+
+    texts = tuple(
+        f"Question: What is the employer of Lindik Tirvrarnorn {i}? <search> Lindik "
+        f"Tirvrarnorn {i} </search> <answer> Brondusk Textiles </answer>"
+        for i in range(200)
+    )
+    spaced = build_tokenizer(600, TokenizerText(texts=texts, space_words=True))
+    apart = build_tokenizer(600, TokenizerText(texts=texts))
+    line = texts[7]
+    assert spaced.decode(spaced(line, add_special_tokens=False)["input_ids"]) == line
+    assert len(spaced(line)["input_ids"]) < len(apart(line)["input_ids"])
+    name = spaced(" Lindik Tirvrarnorn", add_special_tokens=False)["input_ids"]
+    for before in ("Question: x", "<search>", "of"):
+        ids = spaced(f"{before} Lindik Tirvrarnorn ?", add_special_tokens=False)["input_ids"]
+        assert any(ids[i : i + len(name)] == name for i in range(len(ids))), before
+    chat = [
+        {"role": "user", "content": "Question: q"},
+        {"role": "assistant", "content": "<search> q </search>"},
+        {"role": "tool", "content": "search('q'): 1 results"},
+        {"role": "assistant", "content": "<answer> a </answer>"},
+    ]
+    plain = build_tokenizer(600, TokenizerText(texts=texts))
+    kept = build_tokenizer(600, TokenizerText(texts=texts, prefix_preserving=True))
+    for tok, preserves in ((kept, True), (plain, False)):
+        # Qwen3's own template drops the think block of an assistant turn once a later turn
+        # follows: the first turn, rendered alone, is then not a prefix of the whole chat.
+        short = tok.apply_chat_template(chat[:2], tokenize=False)
+        full = tok.apply_chat_template(chat, tokenize=False)
+        assert full.startswith(short) is preserves
+
+
 def test_a_checkpoint_trained_without_the_system_text_is_prompted_without_it(tmp_path) -> None:
     """``system_text=False``: chats, windows and GRPO rows hold the question alone, and the
     checkpoint's build record tells GRPO so (a policy prompted with a text it never saw in

@@ -34,6 +34,7 @@ from wikigym.envs.tool_specs import (
     SearchArgs,
 )
 from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
+from wikigym.tasks.limits import DEFAULT_K
 from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
 
 
@@ -69,12 +70,14 @@ class ToolConfig:
         find_max_hits: Passages listed by ``find``.
         snippet_chars: Characters of a passage shown around a ``find`` match.
         python_output_chars: Characters of sandbox output shown.
+        search_k: Results of a search that names no ``k`` (a Search-R1 ``<search>`` tag).
     """
 
     page_chars: int = DEFAULT_PAGE_CHARS
     find_max_hits: int = 10
     snippet_chars: int = 300
     python_output_chars: int = 4000
+    search_k: int = DEFAULT_K
 
 
 @dataclass
@@ -93,7 +96,9 @@ class ToolBox:
 
     # ---- tools (the registry, wikigym.envs.registry, maps each tool to its method) -------
     def search(self, args: SearchArgs) -> ToolResult:
-        hits = tuple(self.snapshot.search(args.query, args.k))
+        # A call that names no k gets the env's count (the schema's default says 5).
+        k = args.k if "k" in args.model_fields_set else self.config.search_k
+        hits = tuple(self.snapshot.search(args.query, k))
         return ToolResult(
             SearchOutput(args.query, hits), seen=tuple(passage_ref(h.passage_id) for h in hits)
         )

@@ -29,6 +29,7 @@ from wikigym.envs.rewards import PRESETS
 from wikigym.envs.sandbox import SandboxLimits
 from wikigym.envs.tool_specs import ToolName
 from wikigym.errors import TrajectoryError
+from wikigym.tasks.limits import MAX_K
 
 FORMAT = "wikigym.trajectory/1"
 REPLAYABLE_ENV_IDS: tuple[str, ...] = ("WikiSearch-v0",)  # Calc-v0 records no trajectories
@@ -55,6 +56,7 @@ class WikiSearchReplayArgs(BaseModel):
     tool_format: Literal["hermes", "json", "search-r1"] = "hermes"
     tools: list[str] | None = None
     max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] = 1
+    search_k: Annotated[int, Field(ge=1, le=MAX_K)] | None = None
     python: Literal["auto", "off", "unsafe"] = "auto"
     max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] = 16_000
     sandbox: dict[str, Any] | None = None

@@ -16,6 +16,7 @@ config asks for it, ``step_rewards``. Nothing in ``info`` depends on time or mem
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from wikigym.envs.spaces import UnicodeText
 from wikigym.envs.tool_specs import ToolName, describe_tools
 from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.limits import MAX_K
 from wikigym.tasks.refs import parse_ref
 from wikigym.tasks.taskset import Task, TaskSet
 
@@ -78,6 +80,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         tools: Tool names to enable (default: all).
         max_calls_per_step: Tool calls run per action (the rest are a ``too_many_calls``
             error).
+        search_k: Results of a search that names no ``k``: every Search-R1 ``<search>`` tag
+            (the tag has no place for one; Search-R1's retriever returns 3) and calls that
+            leave it out. None: ``tool_config``'s (5 by default).
         python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
             message where namespaces are unavailable); ``off`` disables it; ``unsafe`` runs
             it without namespaces (resource limits only): only for trusted models.
@@ -109,6 +114,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         tool_format: ToolFormat = "hermes",
         tools: list[str] | tuple[str, ...] | None = None,
         max_calls_per_step: int = 1,
+        search_k: int | None = None,
         python: PythonMode = "auto",
         sandbox: SandboxLimits | dict[str, Any] | None = None,
         max_obs_chars: int = 16_000,
@@ -117,6 +123,8 @@ class WikiSearchEnv(gym.Env[str, str]):
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if search_k is not None and not 1 <= search_k <= MAX_K:
+            raise ValueError(f"search_k must be 1 to {MAX_K}, got {search_k}")
         if tool_format not in _FORMAT_HELP:
             raise ValueError(
                 f"tool_format must be one of {sorted(_FORMAT_HELP)}, got {tool_format!r}"
@@ -136,6 +144,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             "tool_format": tool_format,
             "tools": None if tools is None else list(tools),
             "max_calls_per_step": max_calls_per_step,
+            "search_k": search_k,
             "python": python,
             "sandbox": limits.to_dict(),
             "max_obs_chars": max_obs_chars,
@@ -154,7 +163,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         python_sandbox = None
         if ToolName.PYTHON in self.tools:
             python_sandbox = PythonSandbox(limits, allow_unsafe=python == "unsafe")
-        self.toolbox = ToolBox(self.snapshot, python_sandbox, tool_config or ToolConfig())
+        tool_config = tool_config or ToolConfig()
+        if search_k is not None:
+            tool_config = dataclasses.replace(tool_config, search_k=search_k)
+        self.toolbox = ToolBox(self.snapshot, python_sandbox, tool_config)
         self.max_calls_per_step = max_calls_per_step
         self.max_obs_chars = max_obs_chars
         self.render_mode = render_mode

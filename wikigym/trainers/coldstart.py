@@ -403,7 +403,9 @@ def sft_stages(
         model = str(
             run_sft(
                 model,
-                Dataset.from_list(chats),
+                Dataset.from_list(
+                    at_most(chats, recipe.sft_steps * recipe.batch_size, recipe.seed)
+                ),
                 out / "chats",
                 max_steps=recipe.sft_steps,
                 # The windows stage has already moved the weights far: a gentler second stage.
