@@ -86,8 +86,7 @@ def main() -> None:
     resolver.redirect_map()
     rows = {}
     for table in ("articles", "links", "facts"):
-        reader = resolver.resolved(table).to_arrow_reader(16_384)
-        rows[table] = sum(b.num_rows for b in reader)
+        rows[table] = sum(b.num_rows for b in resolver.resolved(table))
     out = {
         "snapshot": str(snap),
         "memory_limit": args.memory,

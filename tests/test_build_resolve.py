@@ -8,13 +8,15 @@ partition; and the pinned snapshot ids of the generated world and the enwiki exc
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from tests.test_build_scale import EXCERPT_ID, WORLD_400_S3_ID
-from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source, resolve
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.resolve import partitions_for
 from wikigym.corpora.tables import TABLES
@@ -140,6 +142,33 @@ def test_excerpt_id_unchanged_with_many_partitions(tmp_path: Path, shared_data: 
     config = BuildConfig(threads=2, partition_titles=16)
     report = build_snapshot([open_build_source(excerpt)], tmp_path / "s", config, progress=False)
     assert report.snapshot_id == EXCERPT_ID
+
+
+def test_ordering_in_small_id_ranges_gives_the_same_tables(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The final order by id taken in ranges of 3 ids (hundreds of sorts, some ranges
+    empty of links or facts) against the pinned ids: the ranges' concatenation is the one
+    sort it replaced, byte for byte."""
+    sorts: list[int] = []
+    in_order = resolve.Resolver._in_order
+
+    def counting(
+        self: resolve.Resolver, table: str, key: str, rows: duckdb.DuckDBPyRelation
+    ) -> Iterator[pa.RecordBatch]:
+        for batch in in_order(self, table, key, rows):
+            sorts.append(batch.num_rows)
+            yield batch
+
+    excerpt = shared_data / "wiki" / "enwiki-excerpt-206pages.xml.bz2"
+    monkeypatch.setattr(resolve, "ORDER_IDS", 3)
+    monkeypatch.setattr(resolve.Resolver, "_in_order", counting)
+    report = build_snapshot(
+        [open_build_source(excerpt)], tmp_path / "s", BuildConfig(threads=1), progress=False
+    )
+    assert report.snapshot_id == EXCERPT_ID
+    assert sorts and max(sorts) <= 3  # no batch of a range sort holds more than its ids
+    assert sum(sorts) == report.links + report.facts
 
 
 @pytest.mark.slow  # a build of the 3,000-article world: ~30-60 s on 2 cores

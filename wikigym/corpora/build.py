@@ -42,6 +42,7 @@ from wikigym.corpora.manifest import (
     provenance_sha256,
     write_manifest,
 )
+from wikigym.corpora.memory import give_back_freed_memory, keep_large_blocks_mapped
 from wikigym.corpora.pagebuild import (
     REDIRECT,
     SKIPPED,
@@ -466,6 +467,9 @@ def build_snapshot(
     language = build_language(config, sources)
     config = replace(config, language=language, index=config.index.with_language(language))
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Before the workers fork and the index writer's threads start: large blocks stay
+    # mapped, so each index run gives its memory back (see keep_large_blocks_mapped).
+    keep_large_blocks_mapped()
     report = BuildReport(out=str(out))
     started = time.perf_counter()
     tmp = make_sibling(out, "building")
@@ -509,7 +513,9 @@ def build_snapshot(
         # together they held the writer heap and the resolution's memory at once (the
         # build's peak); apart, the peak is the larger of the two.
         layout = writers.index.close()
+        give_back_freed_memory()  # the stream's, before the resolution takes its own
         _resolve(tmp, config, report)
+        give_back_freed_memory()
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}

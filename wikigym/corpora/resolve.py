@@ -7,10 +7,12 @@ rows that look a title up (redirect targets, link and fact targets) are split by
 hash of the title they look up. Equal titles have equal hashes, so each join runs partition
 by partition and its hash table holds ``1/P`` of the titles; two titles whose hashes
 collide only share a partition, and the join itself compares the strings. Each partition's
-``(id, value)`` result goes to a Parquet file; the final ``ORDER BY id`` over them is
-DuckDB's external sort, which spills beyond ``memory_limit``. The wide staged rows (article
-texts, anchors, fact values) never enter DuckDB: they are streamed from the staged Parquet
-in id order and zipped with the sorted resolved column.
+``(id, value)`` result goes to a Parquet file; the final order by id is taken in ranges of
+:data:`ORDER_IDS` ids, one ``ORDER BY`` each, so a sort holds one range whatever the corpus
+(one sort over every row held them all, up to ``memory_limit``: it grew with the corpus).
+The wide staged rows (article texts, anchors, fact values) never enter DuckDB: they are
+streamed from the staged Parquet in id order, one row group at a time, and zipped with the
+sorted resolved column.
 
 The result does not depend on ``P`` (``tests/test_build_resolve.py``), and its bytes are
 those of the single-query resolution it replaced (pinned snapshot ids in
@@ -20,6 +22,7 @@ those of the single-query resolution it replaced (pinned snapshot ids in
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -32,6 +35,9 @@ from wikigym.errors import BuildError
 # Titles per partition: the hash tables of one partition's joins stay ~30-60 MB.
 PARTITION_TITLES = 1 << 18
 RESOLVE_BATCH_ROWS = 16_384
+# Ids per range of the final ordering: each range is one DuckDB sort of (id, value) rows
+# (ids are dense, so about this many rows, ~20 MB).
+ORDER_IDS = 1 << 19
 
 
 def partitions_for(titles: int, per_partition: int = PARTITION_TITLES) -> int:
@@ -44,8 +50,8 @@ def partitions_for(titles: int, per_partition: int = PARTITION_TITLES) -> int:
 class _Column:
     """Values of one resolved column, taken in order in slices of any length."""
 
-    def __init__(self, reader: pa.RecordBatchReader, key: str, name: str) -> None:
-        self._batches = iter(reader)
+    def __init__(self, batches: Iterable[pa.RecordBatch], key: str, name: str) -> None:
+        self._batches = iter(batches)
         self._key = key
         self._name = name
         self._ids = pa.array([], pa.int64())
@@ -85,14 +91,25 @@ class Resolver:
         stage: The build's staging folder (``articles``, ``redirects``, ``links``,
             ``facts`` ``.parquet``); intermediate files go under ``stage/resolve``.
         parts: Number of hash partitions (>= 1).
+        order_ids: Ids per range of the final ordering (default :data:`ORDER_IDS`).
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, stage: Path, parts: int) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        stage: Path,
+        parts: int,
+        order_ids: int | None = None,
+    ) -> None:
         if parts < 1:
             raise ValueError(f"parts must be >= 1, got {parts}")
+        order_ids = ORDER_IDS if order_ids is None else order_ids
+        if order_ids < 1:
+            raise ValueError(f"order_ids must be >= 1, got {order_ids}")
         self.con = con
         self.stage = stage
         self.parts = parts
+        self.order_ids = order_ids
         self.work = stage / "resolve"
         self.work.mkdir()
 
@@ -178,7 +195,7 @@ class Resolver:
 
     def _lookup(self, table: str, key: str, title: str) -> duckdb.DuckDBPyRelation:
         """``(key, doc_id)`` of every staged ``table`` row, its ``title`` looked up among
-        articles and resolved redirects, sorted by ``key``."""
+        articles and resolved redirects, in no order."""
         articles = self._staged("articles").select("title, doc_id")
         redirects = self._all("m")
         rows = self._staged(table).select(f'"{key}", "{title}"')
@@ -193,36 +210,64 @@ class Resolver:
                 f"{table}_out",
                 p,
             )
-        return self._all(f"{table}_out").order(f'"{key}"')
+        return self._all(f"{table}_out")
 
-    def redirects_from(self) -> duckdb.DuckDBPyRelation:
+    def _id_ranges(self, table: str, key: str) -> Iterator[tuple[int, int]]:
+        """``[low, high)`` ranges of ``order_ids`` ids that cover the staged ``table``'s
+        ``key`` values."""
+        bounds = self._staged(table).aggregate(f'min("{key}"), max("{key}")').fetchone()
+        if bounds is None or bounds[0] is None:
+            return
+        low, top = int(bounds[0]), int(bounds[1])
+        while low <= top:
+            yield low, low + self.order_ids
+            low += self.order_ids
+
+    def _in_order(
+        self, table: str, key: str, rows: duckdb.DuckDBPyRelation
+    ) -> Iterator[pa.RecordBatch]:
+        """``rows`` sorted by ``key``, one ``ORDER BY`` per range of ids: each sort holds
+        ``order_ids`` ids, however many rows there are (ids are unique, so the ranges'
+        concatenation is the whole sort)."""
+        for low, high in self._id_ranges(table, key):
+            part = rows.filter(f'"{key}" >= {int(low)} AND "{key}" < {int(high)}')
+            part = part.order(f'"{key}"')
+            yield from part.to_arrow_reader(RESOLVE_BATCH_ROWS)
+
+    def redirects_from(self) -> Iterator[pa.RecordBatch]:
         """``(doc_id, redirects_from)`` of every article, sorted by doc_id."""
         self.con.execute("DROP VIEW IF EXISTS redirect_map")
         self._all("m").create_view("redirect_map")
         self.con.execute("DROP VIEW IF EXISTS s_articles")
         self._staged("articles").select("doc_id").create_view("s_articles")
-        return self.con.sql(
-            """
-            SELECT a.doc_id, coalesce(rf.titles, []::VARCHAR[]) AS redirects_from
-            FROM s_articles a
-            LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
-                       FROM redirect_map GROUP BY doc_id) rf USING (doc_id)
-            ORDER BY a.doc_id
-            """
-        )
+        for low, high in self._id_ranges("articles", "doc_id"):
+            # The numbers are ints: no input reaches the SQL text.
+            yield from self.con.sql(
+                f"""
+                SELECT a.doc_id, coalesce(rf.titles, []::VARCHAR[]) AS redirects_from
+                FROM (SELECT doc_id FROM s_articles
+                      WHERE doc_id >= {int(low)} AND doc_id < {int(high)}) a
+                LEFT JOIN (SELECT doc_id, list(title ORDER BY title) AS titles
+                           FROM redirect_map
+                           WHERE doc_id >= {int(low)} AND doc_id < {int(high)}
+                           GROUP BY doc_id) rf USING (doc_id)
+                ORDER BY a.doc_id
+                """
+            ).to_arrow_reader(RESOLVE_BATCH_ROWS)
 
-    def resolved(self, table: str) -> duckdb.DuckDBPyRelation:
-        """``(id, resolved value)`` of every staged row of ``table``, sorted by id."""
+    def resolved(self, table: str) -> Iterator[pa.RecordBatch]:
+        """``(id, resolved value)`` batches of every staged row of ``table``, sorted by id."""
         if table == "articles":
             return self.redirects_from()
         key, name, title = _LOOKUPS[table]
-        return self._lookup(table, key, title).select(f'"{key}", doc_id AS "{name}"')
+        rows = self._lookup(table, key, title).select(f'"{key}", doc_id AS "{name}"')
+        return self._in_order(table, key, rows)
 
     def write(self, out: Path, table: str, group_rows: int) -> None:
         """Write the final ``table`` (articles, links or facts) to ``out``."""
         key, name, schema = _FINAL[table]
-        reader = self.resolved(table).to_arrow_reader(RESOLVE_BATCH_ROWS)
-        _zip(reader, self.stage / f"{table}.parquet", out, (key, name, table), schema, group_rows)
+        batches = self.resolved(table)
+        _zip(batches, self.stage / f"{table}.parquet", out, (key, name, table), schema, group_rows)
 
 
 # Final table -> (id column, resolved column, schema); looked-up table -> its title column.
@@ -238,7 +283,7 @@ _LOOKUPS = {
 
 
 def _zip(
-    reader: pa.RecordBatchReader,
+    batches: Iterable[pa.RecordBatch],
     staged: Path,
     out: Path,
     names: tuple[str, str, str],
@@ -247,13 +292,24 @@ def _zip(
 ) -> None:
     """Stream the staged rows in id order, add the resolved column, write the table."""
     key, name, table = names
-    column = _Column(reader, key, name)
+    column = _Column(batches, key, name)
     writer = TableWriter(out, schema, group_rows)
-    source = pq.ParquetFile(staged)
-    for batch in source.iter_batches(batch_size=RESOLVE_BATCH_ROWS):
+    for batch in staged_batches(staged):
         ids, values = column.take(batch.num_rows)
         if not ids.equals(batch.column(key).cast(pa.int64())):
             raise BuildError(f"resolution of {table}.{name}: ids out of step (a bug)")
         writer.append_batch(batch.append_column(name, values.cast(schema.field(name).type)))
     column.finish()
     writer.close()
+
+
+def staged_batches(path: Path) -> Iterator[pa.RecordBatch]:
+    """The rows of a staged table, one row group at a time, decoded on this thread.
+
+    ``ParquetFile.iter_batches`` decodes several row groups ahead on Arrow's thread pool:
+    at 16k-row batches of 1024-row article groups it held ~150 MB more than this, and
+    the pool threads kept what they allocated after the file was closed.
+    """
+    source = pq.ParquetFile(path)
+    for i in range(source.metadata.num_row_groups):
+        yield from source.read_row_group(i, use_threads=False).to_batches()
