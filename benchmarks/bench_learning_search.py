@@ -595,11 +595,17 @@ def plot(
         a.plot([offset + h["step"] for h in rows], [h["loss"] for h in rows], label=stage)
         offset += max((h["step"] for h in rows), default=0)
     a.legend()
-    a.set_xlabel("SFT step (first turns, turn windows, then whole chats)")
+    a.set_xlabel("SFT step (the stages in order)")
     a.set_ylabel("loss")
     a.set_title("SFT cold start")
     rows = [h for h in history if isinstance(h.get("reward"), float)]
-    b.plot([h["step"] for h in rows], [h["reward"] for h in rows], label="reward (train)")
+    steps, rewards = [h["step"] for h in rows], [h["reward"] for h in rows]
+    b.plot(steps, rewards, alpha=0.35, label="reward per step (4 tasks)")
+    window = 20  # a step's 4 tasks make its mean noisy; the trend is the running mean
+    if len(rewards) >= window:
+        mean = [sum(rewards[i - window : i]) / window for i in range(window, len(rewards) + 1)]
+        b.plot(steps[window - 1 :], mean, label=f"running mean of {window} steps")
+    b.legend()
     b.set_xlabel("GRPO step")
     b.set_ylabel("mean reward")
     b.set_title("GRPO in WikiSearch-v0")
