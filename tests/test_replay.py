@@ -159,6 +159,9 @@ def test_unsafe_python_needs_trust(
         ({"corpus": 5}, "corpus"),
         ({"tasks": ["a.jsonl"]}, "tasks"),
         ({"tool_format": "xml"}, "tool_format"),
+        ({"search_k": 0}, "search_k"),
+        ({"search_k": 10**6}, "search_k"),
+        ({"search_k": "3"}, "search_k"),
     ],
 )
 def test_env_kwargs_allow_list(

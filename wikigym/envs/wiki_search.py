@@ -80,9 +80,6 @@ class WikiSearchEnv(gym.Env[str, str]):
         tools: Tool names to enable (default: all).
         max_calls_per_step: Tool calls run per action (the rest are a ``too_many_calls``
             error).
-        search_k: Results of a search that names no ``k``: every Search-R1 ``<search>`` tag
-            (the tag has no place for one; Search-R1's retriever returns 3) and calls that
-            leave it out. None: ``tool_config``'s (5 by default).
         python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
             message where namespaces are unavailable); ``off`` disables it; ``unsafe`` runs
             it without namespaces (resource limits only): only for trusted models.
@@ -91,6 +88,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         max_obs_chars: Observations longer than this are cut (with a marker).
         tool_config: Presentation limits of the tools (page part size, ...).
         render_mode: None or ``ansi``.
+        search_k: Results of a search that names no ``k``: every Search-R1 ``<search>`` tag
+            (the tag has no place for one; Search-R1's retriever returns 3) and calls that
+            leave it out. None: ``tool_config``'s (5 by default).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
@@ -114,12 +114,12 @@ class WikiSearchEnv(gym.Env[str, str]):
         tool_format: ToolFormat = "hermes",
         tools: list[str] | tuple[str, ...] | None = None,
         max_calls_per_step: int = 1,
-        search_k: int | None = None,
         python: PythonMode = "auto",
         sandbox: SandboxLimits | dict[str, Any] | None = None,
         max_obs_chars: int = 16_000,
         tool_config: ToolConfig | None = None,
         render_mode: str | None = None,
+        search_k: int | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")

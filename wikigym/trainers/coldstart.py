@@ -71,6 +71,20 @@ on held-out easy tasks of another world the answer is in the top 3 hits of the q
 in the first hit."""
 
 
+def oracle_taskset(spec: EnvSpec) -> TaskSet:
+    """``spec``'s TaskSet, whose oracle calls the cold start's chats replay.
+
+    Raises:
+        WikigymError: ``spec`` has no TaskSet.
+    """
+    taskset = spec.taskset()
+    if taskset is None:
+        raise WikigymError(
+            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
+        )
+    return taskset
+
+
 def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]:
     """Short oracle chats of ``spec``'s TaskSet with the compact prompt (with its system text
     unless ``system`` is false) and no tool schema.
@@ -91,11 +105,7 @@ def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]
     Raises:
         WikigymError: ``spec`` has no TaskSet.
     """
-    taskset = spec.taskset()
-    if taskset is None:
-        raise WikigymError(
-            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
-        )
+    taskset = oracle_taskset(spec)
     env = spec.make()
     out: list[dict[str, Any]] = []
     try:
@@ -509,12 +519,7 @@ def build_cold_start_model(
     from wikigym.trainers.tiny import build_tiny_model
 
     recipe = recipe or ColdStartRecipe()
-    full = spec.taskset()
-    if full is None:
-        raise WikigymError(
-            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
-        )
-    subset = level_subset(full, recipe.level)
+    subset = level_subset(oracle_taskset(spec), recipe.level)
     out = Path(cache) / f"tiny-sft-{cold_start_key(recipe, subset)}"
     marker = out / COLD_START_MARKER
     if marker.is_file():

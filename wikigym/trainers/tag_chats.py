@@ -25,7 +25,7 @@ from typing import Any
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import WikigymError
 from wikigym.trainers.adapter import EnvSpec
-from wikigym.trainers.coldstart import compact_prompt
+from wikigym.trainers.coldstart import compact_prompt, oracle_taskset
 
 
 def shows(text: str, hits: list[Any]) -> bool:
@@ -42,11 +42,7 @@ def tag_chats(spec: EnvSpec) -> list[dict[str, Any]]:
     Raises:
         WikigymError: ``spec`` has no TaskSet.
     """
-    taskset = spec.taskset()
-    if taskset is None:
-        raise WikigymError(
-            f"{spec.env_id} has no TaskSet: the cold start needs oracle trajectories"
-        )
+    taskset = oracle_taskset(spec)
     env = spec.make()
     inner = env.unwrapped
     if not isinstance(inner, WikiSearchEnv):
