@@ -14,6 +14,8 @@ from wikigym.tasks.defaults import default_tasks_path, shared_snapshot
 # The taskset_id of 8 mixed tasks (seed 0) of the embedded default world, per generator name.
 PINNED = {
     "wikigym.synth/4": "8597ab1d7f4419ba5fc4f96ae272e20c41fa2befe3e63d70a202d030a84bb3e8",
+    # synth/5: wide drafts put the wide set on the answer itself, with coarse ranges.
+    "wikigym.synth/5": "24cafa80417f8793607231637ca89f2566da84d4ce743c1ffc48a571ab136fd0",
 }
 
 

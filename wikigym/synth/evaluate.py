@@ -200,7 +200,14 @@ class Evaluator:
             vals = [self.value(a) for a in pos]
             negs = [a.arg for a in node.args if isinstance(a, Not)]
             if all(isinstance(v, np.ndarray) for v in vals):
-                acc_ids = idsets.intersect_all(vals)  # type: ignore[arg-type]
+                # Type filters last, by each id's kind: a kind's members can be most of the
+                # graph, and bisecting them once per id costs more than one gather.
+                kinds = [a.kind for a in pos if isinstance(a, IsA)]
+                rest = [v for a, v in zip(pos, vals, strict=True) if not isinstance(a, IsA)]
+                if rest and len(set(kinds)) == 1:
+                    acc_ids = g.ids_of_kind(idsets.intersect_all(rest), kinds[0])  # type: ignore[arg-type]
+                else:
+                    acc_ids = idsets.intersect_all(vals)  # type: ignore[arg-type]
                 for a in negs:
                     if not len(acc_ids):
                         break

@@ -52,6 +52,9 @@ MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a 
 CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
+WIDE_RICH = 8  # relations that make an entity worth trying for a wide set first
+WIDE_TRIES = 64  # answers tried per wide draft
+WIDE_CHAINS = 6  # chains tried for an answer that has a wide set
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
 SMALL_ROWS = 48  # an entity with fewer rows has its edges picked in Python, not numpy
@@ -170,6 +173,7 @@ class Sampler:
         self.rng = rng
         self.ev = Evaluator(graph)
         self._same_pool: list[int] | None = None
+        self._wide_ids: np.ndarray | None = None
         usable = set(graph.fwd) - {"instance_of"}
         if relations is not None:
             usable &= relations
@@ -205,6 +209,10 @@ class Sampler:
         # another form's draft, and a non-minimal one that kept it would fail the proof.
         if form in SPECIAL_FORMS and form not in forms_of(root):
             return None
+        # Minimising can take hops with it (a wide set's weak constraints can make part of
+        # its chain redundant): such a draft could never meet the level (free to check).
+        if root != d.root and not structure_can_meet(level, measures(root)):
+            return None
         return d if root == d.root else Draft(root, d.answer, d.form)
 
     def _draft(self, level: str, form: str, want_yes: bool) -> Draft | None:
@@ -212,7 +220,7 @@ class Sampler:
         if form in SPECIAL_FORMS:
             if not shape.intersect:
                 shape = replace(shape, intersect=True)
-            if form == "wide":  # the deepest described entity is a wide set
+            if form == "wide":  # the answer's own description is a wide set
                 shape = replace(shape, special=form, max_constraints=WIDE_MAX, ambiguous=True)
             else:  # one more constraint: the special one takes a slot
                 shape = replace(
@@ -231,6 +239,8 @@ class Sampler:
             return self._comparison(shape)
         if not len(self.entities):
             return None
+        if form == "wide":
+            return self._wide_answer(shape)
         e = self._pick_entity() if form != "same" else self._pick_same()
         if e < 0:
             return None
@@ -257,7 +267,17 @@ class Sampler:
                 for r in self.relations
                 if relation_text(r).role and g.rel_types.get(r) == "entity"
             )
-            parts = [same_object_ids(g, a, b) for i, a in enumerate(roles) for b in roles[i + 1 :]]
+            kinds = {r: g.relation_kind(r, "object") for r in roles}
+
+            def can_share(a: str, b: str) -> bool:  # objects of two different kinds cannot
+                return kinds[a] is None or kinds[b] is None or kinds[a] == kinds[b]
+
+            parts = [
+                same_object_ids(g, a, b)
+                for i, a in enumerate(roles)
+                for b in roles[i + 1 :]
+                if can_share(a, b)
+            ]
             self._same_pool = idsets.union_all(parts).tolist()
         if not self._same_pool:
             return -1
@@ -489,6 +509,59 @@ class Sampler:
             picked.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
         return picked
 
+    def _wide_pool(self) -> np.ndarray:
+        """The entities with facts in WIDE_RICH or more usable relations (as subject or as
+        entity object), ascending, or failing any, in WIDE_MIN or more (kept). A wide set
+        needs WIDE_MIN weak constraints that identify only together: with fewer relations
+        to choose from, some two or three of them identify the entity already (measured on
+        a 230k-article world: 0-2% of entities with 4-7 relations have a wide set, 7-8% of
+        those with 8 or more)."""
+        if self._wide_ids is None:
+            g = self.g
+            n_rel = len(g.relation_names)
+            ok = self._rel_ok[g.rel]
+            pairs = [g.subj[ok].astype(np.int64) * n_rel + g.rel[ok]]
+            ent = ok & (g.obj >= 0)
+            pairs.append(g.obj[ent].astype(np.int64) * n_rel + g.rel[ent])
+            per_entity = idsets.unique_ids(np.concatenate(pairs)) // n_rel
+            counts = np.bincount(per_entity, minlength=g.n_nodes)
+            rich = np.flatnonzero(counts >= WIDE_RICH)
+            if not len(rich):  # a small world: every entity that could make one
+                rich = np.flatnonzero(counts >= WIDE_MIN)
+            self._wide_ids = rich.astype(idsets.ID_DTYPE)
+        return self._wide_ids
+
+    def _wide_answer(self, shape: Shape) -> Draft | None:
+        """A wide draft: the answer's own description is a wide set, one of whose constraints
+        is a chain of ``shape.depth`` hops (so the question keeps its hops). The answer is
+        drawn from the entities rich in relations (:meth:`_wide_pool`), and the chain is
+        built only for one that has a wide set among all of its kind: on a 230k-article
+        world that is ~6% of them, against ~1% of the entities two hops below a random
+        answer (the search before issue 16's rework, 60% of phd drafting time)."""
+        g = self.g
+        pool = self._wide_pool()
+        if not len(pool):
+            return None
+        plain = replace(shape, special=None, max_constraints=3)
+        for _ in range(WIDE_TRIES):
+            e = int(pool[int(self.rng.integers(len(pool)))])
+            kind = g.kinds[e]
+            kind_set = g.member_ids(kind) if kind else None
+            visited = frozenset((e,))
+            if self._wide(e, kind, kind_set, visited, shape) is None:
+                continue
+            for row, is_subj in self._edges(e, visited, entity_only=True)[:WIDE_CHAINS]:
+                got = self._chain(row, is_subj, shape.depth, plain, visited)
+                if got is None:
+                    continue
+                cand = self._of_kind(got[1], g.f_rel[row], is_subj, kind, kind_set)
+                if len(cand) <= WIDE_MIN or not has(cand, e):
+                    continue
+                node = self._wide(e, kind, kind_set, visited, shape, (got[0], cand, row))
+                if node is not None:
+                    return Draft(node, e, "wide")
+        return None
+
     def _of_kind(
         self,
         found: np.ndarray,
@@ -507,7 +580,7 @@ class Sampler:
             and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
         ):
             return found
-        return intersect(found, kind_set)
+        return self.g.ids_of_kind(found, kind)
 
     def _leaf_of_kind(
         self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
@@ -553,6 +626,20 @@ class Sampler:
             return Range(rel, span.lo, span.hi, unit)
         return Project(rel, Value(o, g.f_vtype[row]), inverse=True)
 
+    def _coarse_leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
+        """A one-hop constraint from fact ``row`` for a wide set: a measured literal becomes
+        an open-ended or century-part range ("before 1900", "more than 50,000"), which many
+        entities share. Spans as narrow as a hard question's (a decade, a band around a
+        number) identify an entity with two or three constraints, so four would never all
+        be needed."""
+        g = self.g
+        m = g.f_measure[row]
+        if e_is_subject and m is not None and not isinstance(g.f_obj[row], int):
+            node = self._fuzz_range(g.f_rel[row], m, g.f_vtype[row] == "date")
+            if node is not None:
+                return node
+        return self._leaf_node(row, e_is_subject, shape)
+
     def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
         """The set of the constraint ``node`` that :meth:`_leaf_node` made from ``row``."""
         g = self.g
@@ -584,9 +671,7 @@ class Sampler:
         def ok(c: np.ndarray) -> bool:
             return goal(c) if goal is not None else len(c) == 1
 
-        if depth == 1 and shape.special == "wide":
-            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None)
-        special = shape.special if top and shape.special != "wide" else None
+        special = shape.special if top else None
         literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
             if g.f_rel[row] == skip_rel:
@@ -594,38 +679,15 @@ class Sampler:
             if depth == 1:
                 main, cand = self._leaf_of_kind(row, is_subj, shape, kind, kind_set)
             else:
-                other = g.f_obj[row] if is_subj else g.f_subj[row]
-                assert isinstance(other, int)
-                # A wide set is the answer's own description or, failing that, the deepest
-                # entity's; the other special forms live at the top only.
-                wide_top = top and shape.special == "wide"
-                inner = shape if shape.special == "wide" else replace(shape, special=None)
-                # A wide answer keeps a plain chain: a wide set below it would make some of
-                # its own weak constraints redundant.
-                sub = self.describe(
-                    other, depth - 1, replace(shape, special=None) if wide_top else inner, visited
-                )
-                if sub is None:
+                got_main = self._chain(row, is_subj, depth, replace(shape, special=None), visited)
+                if got_main is None:
                     continue
-                rel = g.f_rel[row]
-                main = Project(rel, sub[0], inverse=is_subj)
-                main_set = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
-                cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
+                main, cand = (
+                    got_main[0],
+                    self._of_kind(got_main[1], g.f_rel[row], is_subj, kind, kind_set),
+                )
             if not has(cand, e):
                 continue
-            if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
-                fixed = (main, cand, row)
-                got_wide = self._wide(
-                    e, kind, kind_set, visited, shape, skip_rel, ok, fixed, unique=goal is None
-                )
-                if got_wide is not None:
-                    return got_wide
-            if top and shape.special == "wide" and depth > 1:
-                # Failing that, the deepest entity's description is the wide set.
-                sub = self.describe(other, depth - 1, inner, visited)
-                if sub is None:
-                    continue
-                main = Project(rel, sub[0], inverse=is_subj)
             members: list[Node] = [main]
             if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):
@@ -637,11 +699,9 @@ class Sampler:
                 members.extend(extra)
             if not ok(cand) or not has(cand, e):
                 continue
-            keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
+            keep = {id(members[1])} if special and len(members) > 1 else set()
             members = self._prune(members, kind, ok, keep)
             if members is None:
-                continue
-            if special == "wide" and len(members) < WIDE_MIN:
                 continue
             node: Node = (
                 Intersect((IsA(kind), *members))
@@ -651,6 +711,22 @@ class Sampler:
             return node, cand
         return None
 
+    def _chain(
+        self, row: int, is_subj: bool, depth: int, shape: Shape, visited: frozenset[int]
+    ) -> tuple[Node, np.ndarray] | None:
+        """The constraint through fact ``row`` of a described entity: its neighbour described
+        with ``depth - 1`` hops, and the set of entities with that fact (before any kind
+        filter), or None when the neighbour cannot be described."""
+        g = self.g
+        other = g.f_obj[row] if is_subj else g.f_subj[row]
+        assert isinstance(other, int)
+        sub = self.describe(other, depth - 1, shape, visited)
+        if sub is None:
+            return None
+        rel = g.f_rel[row]
+        found = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
+        return Project(rel, sub[0], inverse=is_subj), found
+
     def _wide(
         self,
         e: int,
@@ -658,25 +734,20 @@ class Sampler:
         kind_set: np.ndarray | None,
         visited: frozenset[int],
         shape: Shape,
-        skip_rel: str | None,
-        ok: Goal,
         fixed: tuple[Node, np.ndarray, int] | None = None,
-        unique: bool = False,
-    ) -> tuple[Node, np.ndarray] | None:
-        """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
-        first), none of which identifies it alone and none redundant. With ``fixed`` (a
-        constraint, its set, its fact row), that constraint is one of them: the answer's
-        own chain, so the question keeps its hops. ``unique``: ``ok`` accepts exactly the
-        set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
-        before its combinations are tried."""
+    ) -> Node | None:
+        """A wide set that identifies ``e``: WIDE_MIN to WIDE_MAX weak one-hop constraints of
+        ``e`` (the weakest first), none of which identifies it alone and none redundant, or
+        None. With ``fixed`` (a constraint, its set, its fact row), that constraint is one of
+        them: the answer's own chain, so the question keeps its hops."""
         g = self.g
         # The constraints first (their ranges draw from the RNG in edge order), the sets
         # after: a pool has one leaf per relation, so fewer relations than the smallest
         # combination needs can make no wide set, and no set is built for it (exact).
         drawn = [
-            (self._leaf_node(r, is_subj, shape), r, is_subj)
+            (self._coarse_leaf_node(r, is_subj, shape), r, is_subj)
             for r, is_subj in self._edges(e, visited, entity_only=False)
-            if g.f_rel[r] != skip_rel and (fixed is None or g.f_rel[r] != g.f_rel[fixed[2]])
+            if fixed is None or g.f_rel[r] != g.f_rel[fixed[2]]
         ]
         base_n = 0 if fixed is None else 1
         if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
@@ -710,51 +781,29 @@ class Sampler:
             (
                 node,
                 alone if alone is not None else self._leaf_set_of_kind(node, r, sj, kind, kind_set),
-                g.f_rel[r],
             )
             for _, node, r, sj, alone in list(by_rel.values())[:WIDE_POOL]
         ]
-        base = [] if fixed is None else [(fixed[0], fixed[1], "")]
+        base = [] if fixed is None else [(fixed[0], fixed[1])]
         sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
-
-        def node_of(chosen: list[tuple[Node, np.ndarray, str]]) -> Node:
-            members = [c[0] for c in chosen]
-            return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
-
-        if unique:
-            if not pool or not len(sizes):
-                return None
-            every = [c[1] for c in base + pool]
-            # A combination's set holds the set of all of them: when that one is not {e},
-            # no combination can identify e (the smallest first: one cheap pass).
-            if len(idsets.intersect_all(every)) > 1:
-                return None
-            # Which combinations leave a rival, for all of them at once (bits: base first).
-            cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
-            shift = len(base)
-            for size in sizes:
-                for combo in itertools.combinations(range(len(pool)), size):
-                    bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
-                    mask = sum(bits)
-                    # It identifies e (no rival in every set), and needs every member.
-                    if not cov[mask] and all(cov[mask ^ b] for b in bits):
-                        chosen = base + [pool[i] for i in combo]
-                        return node_of(chosen), np.array([e], dtype=idsets.ID_DTYPE)
+        if not pool or not len(sizes):
             return None
-        # The first combination (in a fixed order) that ``ok`` accepts and that needs every
-        # member.
+        every = [c[1] for c in base + pool]
+        # A combination's set holds the set of all of them: when that one is not {e}, no
+        # combination can identify e (the smallest first: one cheap pass).
+        if len(idsets.intersect_all(every)) > 1:
+            return None
+        # Which combinations leave a rival, for all of them at once (bits: base first).
+        cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
+        shift = len(base)
         for size in sizes:
             for combo in itertools.combinations(range(len(pool)), size):
-                chosen = base + [pool[i] for i in combo]
-                sets = sorted((c[1] for c in chosen), key=len)
-                cand = idsets.intersect_all(sets)
-                if not ok(cand):
-                    continue
-                needed = all(
-                    not ok(idsets.intersect_all(sets[:j] + sets[j + 1 :])) for j in range(len(sets))
-                )
-                if needed:
-                    return node_of(chosen), cand
+                bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
+                mask = sum(bits)
+                # It identifies e (no rival in every set), and needs every member.
+                if not cov[mask] and all(cov[mask ^ b] for b in bits):
+                    members = [c[0] for c in base + [pool[i] for i in combo]]
+                    return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
         return None
 
     def _prune(
@@ -800,7 +849,7 @@ class Sampler:
         g = self.g
         extra: list[Node] = []
         used_rels = {g.f_rel[main_row]}
-        if special and special != "wide":
+        if special:
             got = self._special(e, cand, special, kind_set, main_row, skip_rel)
             if got is None:
                 return None
@@ -820,18 +869,14 @@ class Sampler:
             for r, s in self._edges(e, visited, entity_only=False)
             if r != main_row and g.f_rel[r] != g.f_rel[main_row] and g.f_rel[r] != skip_rel
         ]
-        # Literal facts first: they can be obfuscated into ranges. A wide set takes its
-        # weakest constraints first, so that only several of them jointly identify.
+        # Literal facts first: they can be obfuscated into ranges.
         edges.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
-        wide = special == "wide"
         leaves = []
         for r, is_subj in edges[:MAX_EXTRAS]:
             if g.f_rel[r] in used_rels:
                 continue
             node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
-        if wide:
-            leaves.sort(key=lambda t: -len(t[1]))
         for node, alone, rel in leaves:
             if rel in used_rels:
                 continue
