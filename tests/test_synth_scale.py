@@ -21,7 +21,7 @@ from wikigym.synth.generate import TaskBuilder
 from wikigym.synth.graph import KnowledgeGraph, RowIndex
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import reductions
-from wikigym.synth.query import WIDE_MIN, Intersect, IsA, forms_of, measures
+from wikigym.synth.query import WIDE_MIN, Entity, Intersect, IsA, Project, forms_of, measures
 from wikigym.synth.sampler import WIDE_MAX, Sampler, Shape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,27 +138,34 @@ def test_the_structure_floor_is_necessary_and_kept_by_every_reduction(g: Knowled
 
 def test_wide_sets_identify_their_entity_and_need_every_constraint() -> None:
     # The embedded world: large enough for wide sets to exist (the small one has none).
-    # The combinations are decided from the rivals' membership bits all at once; check each
-    # set found against plain evaluation of the query it makes.
+    # Combinations are decided on the chain's entities alone, from the rivals' membership
+    # bits all at once; check each set found against plain evaluation of its query.
     g = KnowledgeGraph.from_snapshot(Snapshot.open(ensure_default_snapshot(progress=False)))
     ev = Evaluator(g)
     shape = Shape(3, True, False, True, range_p=1.0, max_constraints=8, special="wide")
     found = 0
-    for e in range(0, g.n_nodes, 4):
+    for e in range(0, g.n_nodes, 3):
         kind = g.kinds[e]
-        kind_set = g.member_ids(kind) if kind else None
-        node = Sampler(g, np.random.default_rng(e))._wide(e, kind, kind_set, frozenset({e}), shape)
-        if node is None:
-            continue
-        found += 1
-        assert isinstance(node, Intersect)
-        cons = [a for a in node.args if not isinstance(a, IsA)]
-        assert WIDE_MIN <= len(cons) <= WIDE_MAX
-        assert ev.ids(node).tolist() == [e]
-        for c in cons:  # weak alone, and needed: without it, a rival is let in
-            assert len(ev.ids(Intersect((*[a for a in node.args if isinstance(a, IsA)], c)))) >= 2
-            rest = Intersect(tuple(a for a in node.args if a is not c))
-            assert len(ev.ids(rest)) > 1, (e, c)
+        s = Sampler(g, np.random.default_rng(e))
+        for row, is_subj in s._edges(e, frozenset({e}), entity_only=True)[:4]:
+            rel, other = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+            assert isinstance(other, int)
+            named = Project(rel, Entity(other, g.titles[other]), inverse=is_subj)
+            cand = ev.ids(Intersect((IsA(kind), named)) if kind else named)
+            if len(cand) <= WIDE_MIN or e not in cand.tolist():
+                continue
+            node = s._wide(e, kind, frozenset({e}), shape, (named, cand, row))
+            if node is None:
+                continue
+            found += 1
+            assert isinstance(node, Intersect) and named in node.args
+            isa = [a for a in node.args if isinstance(a, IsA)]
+            cons = [a for a in node.args if not isinstance(a, IsA)]
+            assert WIDE_MIN <= len(cons) <= WIDE_MAX
+            assert ev.ids(node).tolist() == [e]
+            for c in cons:  # weak alone, and needed: without it, a rival is let in
+                assert len(ev.ids(Intersect((*isa, c)))) >= 2, (e, c)
+                assert len(ev.ids(Intersect(tuple(a for a in node.args if a != c)))) > 1, (e, c)
     assert found > 0
 
 

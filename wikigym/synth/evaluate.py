@@ -147,6 +147,18 @@ class Evaluator:
         self._memo[node] = out
         return out
 
+    def means(self, node: Node, want: Value_) -> bool:
+        """Whether ``node``'s set is ``want``. A projection onto literals is sized from its
+        codes first: a relaxed description can reach a million dates, and decoding them all
+        only to see the set is not ``want`` is most of the cost (projections keep distinct
+        codes, one per literal, so the sizes are the sets' sizes)."""
+        if node not in self._memo and isinstance(node, Project) and not node.inverse:
+            arg = self.value(node.arg)
+            ids = arg if isinstance(arg, np.ndarray) else self._entity_ids(arg)
+            if len(self.g.object_codes_of_ids(node.relation, ids)) != len(want):
+                return False
+        return same_set(self.value(node), want)
+
     def ids(self, node: Node) -> np.ndarray:
         """The entities of ``node``'s set as sorted ids (its literal keys left out)."""
         v = self.value(node)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from wikigym.synth.evaluate import Evaluator, same_set
+from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
     Arith,
@@ -106,7 +106,7 @@ def redundant(root: Node, ev: Evaluator) -> list[Node]:
     for core, put_back in _cores(root):
         want = ev.value(core)
         for r in reductions(core):
-            if same_set(ev.value(r), want):
+            if ev.means(r, want):
                 out.append(put_back(r))
     return sorted(out, key=lambda n: (hops(n), canonical(n)))
 

@@ -340,7 +340,10 @@ class Sampler:
         pool = self._same_kind_measured(kind, rel, e)
         if len(pool) < 2:
             return None
-        n_others = 1 + int(self.rng.random() < 0.5)
+        # Two or three members; two when each is described by a chain of two hops or more:
+        # three such chains rarely fit the oracle's call budget (on a 230k-article world,
+        # phd comparisons of two gave twice the tasks per draft, in a third of the time).
+        n_others = 1 + int(self.rng.random() < 0.5 and shape.depth <= 2)
         others = [pool[int(i)] for i in self.rng.choice(len(pool), n_others, replace=False)]
         members = [e, *others]
         values = [self._measure_of(rel, x) for x in members]
@@ -534,10 +537,9 @@ class Sampler:
     def _wide_answer(self, shape: Shape) -> Draft | None:
         """A wide draft: the answer's own description is a wide set, one of whose constraints
         is a chain of ``shape.depth`` hops (so the question keeps its hops). The answer is
-        drawn from the entities rich in relations (:meth:`_wide_pool`), and the chain is
-        built only for one that has a wide set among all of its kind: on a 230k-article
-        world that is ~6% of them, against ~1% of the entities two hops below a random
-        answer (the search before issue 16's rework, 60% of phd drafting time)."""
+        drawn from the entities rich in relations (:meth:`_wide_pool`); each chain's first
+        fact is tried with its neighbour named, and the neighbour is described only for a
+        wide set that works."""
         g = self.g
         pool = self._wide_pool()
         if not len(pool):
@@ -548,18 +550,24 @@ class Sampler:
             kind = g.kinds[e]
             kind_set = g.member_ids(kind) if kind else None
             visited = frozenset((e,))
-            if self._wide(e, kind, kind_set, visited, shape) is None:
-                continue
             for row, is_subj in self._edges(e, visited, entity_only=True)[:WIDE_CHAINS]:
-                got = self._chain(row, is_subj, shape.depth, plain, visited)
-                if got is None:
-                    continue
-                cand = self._of_kind(got[1], g.f_rel[row], is_subj, kind, kind_set)
+                rel, other = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+                assert isinstance(other, int)
+                found = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
+                cand = self._of_kind(found, rel, is_subj, kind, kind_set)
                 if len(cand) <= WIDE_MIN or not has(cand, e):
                     continue
-                node = self._wide(e, kind, kind_set, visited, shape, (got[0], cand, row))
-                if node is not None:
-                    return Draft(node, e, "wide")
+                named = Project(rel, Entity(other, g.titles[other]), inverse=is_subj)
+                node = self._wide(e, kind, visited, shape, (named, cand, row))
+                if node is None:
+                    continue
+                sub = self.describe(other, shape.depth - 1, plain, visited)
+                if sub is None:
+                    continue
+                chain = Project(rel, sub[0], inverse=is_subj)
+                return Draft(
+                    Intersect(tuple(chain if a == named else a for a in node.args)), e, "wide"
+                )
         return None
 
     def _of_kind(
@@ -676,16 +684,19 @@ class Sampler:
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
             if g.f_rel[row] == skip_rel:
                 continue
+            other = -1
             if depth == 1:
                 main, cand = self._leaf_of_kind(row, is_subj, shape, kind, kind_set)
             else:
-                got_main = self._chain(row, is_subj, depth, replace(shape, special=None), visited)
-                if got_main is None:
-                    continue
-                main, cand = (
-                    got_main[0],
-                    self._of_kind(got_main[1], g.f_rel[row], is_subj, kind, kind_set),
-                )
+                # The neighbour stands for its description until this layer is settled: a
+                # description of it has exactly its set, and this layer's checks are far
+                # cheaper than describing it (tried last, only for a layer that works).
+                rel, o = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+                assert isinstance(o, int)
+                other = o
+                main = Project(rel, Entity(o, g.titles[o]), inverse=is_subj)
+                found = g.subject_ids(rel, o) if is_subj else g.object_ids(rel, o)
+                cand = self._of_kind(found, rel, is_subj, kind, kind_set)
             if not has(cand, e):
                 continue
             members: list[Node] = [main]
@@ -703,6 +714,11 @@ class Sampler:
             members = self._prune(members, kind, ok, keep)
             if members is None:
                 continue
+            if other >= 0:
+                sub = self.describe(other, depth - 1, replace(shape, special=None), visited)
+                if sub is None:
+                    continue
+                members[0] = Project(g.f_rel[row], sub[0], inverse=is_subj)
             node: Node = (
                 Intersect((IsA(kind), *members))
                 if kind
@@ -711,99 +727,65 @@ class Sampler:
             return node, cand
         return None
 
-    def _chain(
-        self, row: int, is_subj: bool, depth: int, shape: Shape, visited: frozenset[int]
-    ) -> tuple[Node, np.ndarray] | None:
-        """The constraint through fact ``row`` of a described entity: its neighbour described
-        with ``depth - 1`` hops, and the set of entities with that fact (before any kind
-        filter), or None when the neighbour cannot be described."""
-        g = self.g
-        other = g.f_obj[row] if is_subj else g.f_subj[row]
-        assert isinstance(other, int)
-        sub = self.describe(other, depth - 1, shape, visited)
-        if sub is None:
-            return None
-        rel = g.f_rel[row]
-        found = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
-        return Project(rel, sub[0], inverse=is_subj), found
-
     def _wide(
         self,
         e: int,
         kind: str | None,
-        kind_set: np.ndarray | None,
         visited: frozenset[int],
         shape: Shape,
-        fixed: tuple[Node, np.ndarray, int] | None = None,
+        chain: tuple[Node, np.ndarray, int],
     ) -> Node | None:
-        """A wide set that identifies ``e``: WIDE_MIN to WIDE_MAX weak one-hop constraints of
-        ``e`` (the weakest first), none of which identifies it alone and none redundant, or
-        None. With ``fixed`` (a constraint, its set, its fact row), that constraint is one of
-        them: the answer's own chain, so the question keeps its hops."""
+        """A wide set that identifies ``e``, or None: the constraint ``chain`` (its node, its
+        set among ``e``'s kind, its fact row: the answer's chain, so the question keeps its
+        hops) and WIDE_MIN - 1 to WIDE_MAX - 1 weak one-hop constraints of ``e`` (the weakest
+        first), each meeting several of the chain's entities, and none redundant."""
         g = self.g
+        chain_node, cand, chain_row = chain
         # The constraints first (their ranges draw from the RNG in edge order), the sets
         # after: a pool has one leaf per relation, so fewer relations than the smallest
         # combination needs can make no wide set, and no set is built for it (exact).
         drawn = [
             (self._coarse_leaf_node(r, is_subj, shape), r, is_subj)
             for r, is_subj in self._edges(e, visited, entity_only=False)
-            if fixed is None or g.f_rel[r] != g.f_rel[fixed[2]]
+            if g.f_rel[r] != g.f_rel[chain_row]
         ]
-        base_n = 0 if fixed is None else 1
-        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
+        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - 1:
             return None
-        # Each leaf's size, and its set only where the size needs it: a fact of e whose
-        # set needs no kind filter is counted by bisection (e is in it: its own fact).
-        sized: list[tuple[int, Node, int, bool, np.ndarray | None]] = []
+        # Every combination holds the chain, so only the chain's entities can be rivals:
+        # each constraint is decided on them alone (one bisection each into its set).
+        # One that keeps e alone among them would make every other one redundant.
+        sized: list[tuple[int, Node, int, bool, np.ndarray]] = []
         for node, r, is_subj in drawn:
-            rel = g.f_rel[r]
-            if (
-                is_subj
-                and isinstance(node, Project)
-                and (
-                    kind_set is None
-                    or (kind is not None and g.relation_kind(rel, "subject") == kind)
-                )
-            ):
-                n = g.subject_count(rel, g.f_obj_codes[r])
-                if n >= 2:
-                    sized.append((n, node, r, is_subj, None))
-                continue
-            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
-            if len(alone) >= 2 and has(alone, e):
-                sized.append((len(alone), node, r, is_subj, alone))
-        # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
-        sized.sort(key=lambda t: -t[0])
-        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray | None]] = {}
+            kept = intersect(cand, self._leaf_set(node, r, is_subj))
+            if len(kept) >= 2 and has(kept, e):
+                sized.append((len(kept), node, r, is_subj, kept))
+        sized.sort(key=lambda t: -t[0])  # the weakest first (stable: ties in the RNG's order)
+        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray]] = {}
         for leaf in sized:
             by_rel.setdefault(g.f_rel[leaf[2]], leaf)
-        pool = [
-            (
-                node,
-                alone if alone is not None else self._leaf_set_of_kind(node, r, sj, kind, kind_set),
-            )
-            for _, node, r, sj, alone in list(by_rel.values())[:WIDE_POOL]
-        ]
-        base = [] if fixed is None else [(fixed[0], fixed[1])]
-        sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
-        if not pool or not len(sizes):
+        pool = list(by_rel.values())[:WIDE_POOL]
+        sizes = range(WIDE_MIN - 1, min(WIDE_MAX - 1, len(pool)) + 1)
+        if not len(sizes):
             return None
-        every = [c[1] for c in base + pool]
-        # A combination's set holds the set of all of them: when that one is not {e}, no
-        # combination can identify e (the smallest first: one cheap pass).
-        if len(idsets.intersect_all(every)) > 1:
+        sets = [cand, *(leaf[4] for leaf in pool)]  # bit 0: the chain
+        if len(idsets.intersect_all(sets)) > 1:  # not even all of them identify e
             return None
-        # Which combinations leave a rival, for all of them at once (bits: base first).
-        cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
-        shift = len(base)
+        # Which combinations leave a rival, for all of them at once.
+        cov = rivals_cover(sets, e, WIDE_MIN - 1).tolist()
         for size in sizes:
             for combo in itertools.combinations(range(len(pool)), size):
-                bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
-                mask = sum(bits)
-                # It identifies e (no rival in every set), and needs every member.
-                if not cov[mask] and all(cov[mask ^ b] for b in bits):
-                    members = [c[0] for c in base + [pool[i] for i in combo]]
-                    return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
+                bits = [1 << (i + 1) for i in combo]
+                mask = 1 + sum(bits)
+                # It identifies e (no rival in every set), and needs every weak member.
+                if cov[mask] or not all(cov[mask ^ b] for b in bits):
+                    continue
+                # And the chain: without it, another entity of the kind meets the rest.
+                full = [self._leaf_set(pool[i][1], pool[i][2], pool[i][3]) for i in combo]
+                rest = idsets.intersect_all(full)
+                if len(g.ids_of_kind(rest, kind) if kind else rest) < 2:
+                    continue
+                members = [chain_node, *(pool[i][1] for i in combo)]
+                return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
         return None
 
     def _prune(
