@@ -57,6 +57,7 @@ WIDE_TRIES = 64  # answers tried per wide draft
 WIDE_CHAINS = 6  # chains tried for an answer that has a wide set
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+SPECIAL_CAND = 8  # entities left when a special constraint is tried to finish a layer
 SMALL_ROWS = 48  # an entity with fewer rows has its edges picked in Python, not numpy
 LEAVES_HELD = 16_000_000  # members of the one-hop sets kept across drafts (128 MB at most)
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
@@ -710,7 +711,7 @@ class Sampler:
                 members.extend(extra)
             if not ok(cand) or not has(cand, e):
                 continue
-            keep = {id(members[1])} if special and len(members) > 1 else set()
+            keep = {id(members[-1])} if special and len(members) > 1 else set()
             members = self._prune(members, kind, ok, keep)
             if members is None:
                 continue
@@ -826,26 +827,32 @@ class Sampler:
         ok: Goal,
         special: str | None = None,
     ) -> tuple[list[Node], np.ndarray] | None:
-        """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok`` (the special
-        constraint of ``shape`` first, when there is one)."""
+        """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok``.
+
+        The special constraint of ``shape`` (``special``) comes last: it is tried whenever
+        the others have cut ``cand`` to SPECIAL_CAND entities or fewer, and taken only when
+        it finishes the job, so this layer needs it by construction. (Taken first, the
+        constraints added after it made it redundant in about half of the phd drafts, which
+        then lost their form when minimised.)"""
         g = self.g
         extra: list[Node] = []
         used_rels = {g.f_rel[main_row]}
-        if special:
+        if special and ok(cand):
+            return None  # nothing left for the special constraint to do
+
+        def finish() -> tuple[list[Node], np.ndarray] | None:
+            assert special is not None
             got = self._special(e, cand, special, kind_set, main_row, skip_rel)
             if got is None:
                 return None
             node, alone, rels = got
-            if not has(alone, e) or (shape.ambiguous and len(alone) < 2):
+            if rels & used_rels or not has(alone, e) or (shape.ambiguous and len(alone) < 2):
                 return None
             narrowed = intersect(cand, alone)
-            if len(narrowed) == len(cand):
-                return None
-            extra.append(node)
-            used_rels.update(rels)
-            cand = narrowed
-            if ok(cand):
-                return extra, cand
+            return ([*extra, node], narrowed) if ok(narrowed) else None
+
+        if special and len(cand) <= SPECIAL_CAND and (done := finish()) is not None:
+            return done
         edges = [
             (r, s)
             for r, s in self._edges(e, visited, entity_only=False)
@@ -866,14 +873,17 @@ class Sampler:
             if len(alone) < 2 or not has(alone, e):
                 continue
             narrowed = intersect(cand, alone)
-            if len(narrowed) == len(cand):
-                continue
+            if len(narrowed) == len(cand) or (special and ok(narrowed)):
+                continue  # it cuts nothing, or leaves the special constraint nothing to do
             extra.append(node)
             used_rels.add(rel)
             cand = narrowed
-            if ok(cand):
+            if special:
+                if len(cand) <= SPECIAL_CAND and (done := finish()) is not None:
+                    return done
+            elif ok(cand):
                 return extra, cand
-            if len(extra) + 1 >= shape.max_constraints:
+            if len(extra) + 1 + (special is not None) >= shape.max_constraints:
                 return None
         return None
 
