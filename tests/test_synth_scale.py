@@ -169,6 +169,19 @@ def test_wide_sets_identify_their_entity_and_need_every_constraint() -> None:
     assert found > 0
 
 
+def test_relation_counts_match_a_count_of_every_fact(g: KnowledgeGraph) -> None:
+    usable = np.array([not r.startswith("b") for r in g.relation_names], dtype=bool)
+    per: dict[int, set[tuple[str, str]]] = {}
+    for row in range(len(g.f_rel)):
+        rel = g.f_rel[row]
+        if usable[g.relation_names.index(rel)]:
+            per.setdefault(g.f_subj[row], set()).add((rel, "subject"))
+            if isinstance(o := g.f_obj[row], int):
+                per.setdefault(o, set()).add((rel, "object"))
+    want = [len(per.get(x, ())) for x in range(g.n_nodes)]
+    assert g.relation_counts(usable).tolist() == want and max(want) > 1
+
+
 def test_wide_drafts_are_made_and_proved_on_the_embedded_world() -> None:
     # A wide draft: the answer's own description is the wide set, a chain one of its
     # constraints (so the question keeps its hops); the build proves it like any draft.
