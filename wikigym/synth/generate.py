@@ -182,13 +182,13 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
             # Entity sets only (the usual case): sorted id arrays, no Python sets.
             every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
-            kind_ids = [k for k in kinds if isinstance(k, np.ndarray)]
+            filters = [a.kind for a in n.args if isinstance(a, IsA)]
             parts = []
             for c, v in zip(cons, sets, strict=True):
                 assert isinstance(v, np.ndarray)
                 s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
-                for kid in kind_ids:
-                    s_ids = idsets.intersect(s_ids, kid)
+                for k in filters:  # one gather of kind codes (a kind can be most of the graph)
+                    s_ids = ev.g.ids_of_kind(s_ids, k)
                 parts.append(s_ids)
                 low = len(s_ids) if low is None else min(low, len(s_ids))
             n_union = len(idsets.union_all(parts))

@@ -20,7 +20,7 @@ import numpy as np
 from wikigym.synth import idsets
 from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.idsets import has, intersect, minus, union
+from wikigym.synth.idsets import has, intersect, minus
 from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
@@ -153,6 +153,26 @@ class Draft:
     root: Node
     answer: int | str
     form: str  # one of FORMS
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A special constraint for one layer of a description.
+
+    Attributes:
+        node: The constraint.
+        rels: Its relations.
+        kept: The layer's candidates it keeps.
+        holds: Whether the described entity meets it.
+        size: How many entities of the described entity's kind meet it alone (at least
+            this many, exact below 2: all that its use needs).
+    """
+
+    node: Node
+    rels: frozenset[str]
+    kept: np.ndarray
+    holds: bool
+    size: int
 
 
 class Sampler:
@@ -327,7 +347,7 @@ class Sampler:
 
     def _same_kind_measured(self, kind: str, rel: str, e: int) -> list[int]:
         """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending."""
-        pool = intersect(self.g.member_ids(kind), self.g.measured_ids(rel))
+        pool = self.g.ids_of_kind(self.g.measured_ids(rel), kind)
         return pool[pool != e].tolist()
 
     def _comparison(self, shape: Shape) -> Draft | None:
@@ -834,14 +854,12 @@ class Sampler:
 
         def finish() -> tuple[list[Node], np.ndarray] | None:
             assert special is not None
-            got = self._special(e, cand, special, kind_set, main_row, skip_rel)
-            if got is None:
+            cut = self._special(e, cand, special, kind_set, main_row, skip_rel)
+            if cut is None or cut.rels & used_rels or not cut.holds:
                 return None
-            node, alone, rels = got
-            if rels & used_rels or not has(alone, e) or (shape.ambiguous and len(alone) < 2):
+            if shape.ambiguous and cut.size < 2:
                 return None
-            narrowed = intersect(cand, alone)
-            return ([*extra, node], narrowed) if ok(narrowed) else None
+            return ([*extra, cut.node], cut.kept) if ok(cut.kept) else None
 
         if special and len(cand) <= SPECIAL_CAND and (done := finish()) is not None:
             return done
@@ -888,14 +906,14 @@ class Sampler:
         kind_set: np.ndarray | None,
         main_row: int,
         skip_rel: str | None,
-    ) -> tuple[Node, np.ndarray, set[str]] | None:
-        """(constraint, the same-kind entities it matches alone, its relations) of ``form``."""
+    ) -> Cut | None:
+        """A constraint of ``form`` for ``e``'s layer, whose candidates are ``cand``."""
         g = self.g
         banned = {g.f_rel[main_row], skip_rel}
         rows = [r for r in g.out_rows.get(e, ()) if g.f_rel[r] in self.relations]
         rows = [r for r in rows if g.f_rel[r] not in banned]
         order = [rows[int(i)] for i in self.rng.permutation(len(rows))]
-        every = kind_set if kind_set is not None else self.entities
+        kind = g.kinds[e] if kind_set is not None else None
         if form == "fuzz":
             for r in order:
                 m = g.f_measure[r]
@@ -904,13 +922,13 @@ class Sampler:
                 node = self._fuzz_range(g.f_rel[r], m, g.f_vtype[r] == "date")
                 if node is None:
                     continue
-                alone = intersect(g.range_ids(node.relation, node.lo, node.hi), every)
-                return node, alone, {node.relation}
+                found = g.range_ids(node.relation, node.lo, node.hi)
+                return self._cut(node, {node.relation}, e, cand, kind, (found,))
             return None
         if form == "union":
             measured = [r for r in order if g.f_measure[r] is not None]
             if measured and self.rng.random() < 0.6:
-                return self._range_union(measured[0], every)
+                return self._range_union(measured[0], e, cand, kind)
             for r in order:
                 rel, o = g.f_rel[r], g.f_obj[r]
                 if not isinstance(o, int):
@@ -922,8 +940,8 @@ class Sampler:
                 a = Project(rel, Entity(o, g.titles[o]), inverse=True)
                 b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
                 pair = (a, b) if self.rng.random() < 0.5 else (b, a)
-                alone = intersect(union(g.subject_ids(rel, o), g.subject_ids(rel, o2)), every)
-                return Union(pair), alone, {rel}
+                parts = (g.subject_ids(rel, o), g.subject_ids(rel, o2))
+                return self._cut(Union(pair), {rel}, e, cand, kind, parts)
             return None
         if form == "negation":
             rivals = cand[cand != e].tolist()
@@ -942,8 +960,8 @@ class Sampler:
                         or o in g.objects(rel, e)
                     ):
                         continue
-                    alone = minus(every, g.subject_ids(rel, o))
-                    return Not(Project(rel, Entity(o, g.titles[o]), inverse=True)), alone, {rel}
+                    node = Not(Project(rel, Entity(o, g.titles[o]), inverse=True))
+                    return self._cut(node, {rel}, e, cand, kind, (g.subject_ids(rel, o),))
             return None
         if form == "same":
             for i, ra in enumerate(order):
@@ -954,11 +972,47 @@ class Sampler:
                     if not (relation_text(a).role and relation_text(b).role):
                         continue
                     a, b = sorted((a, b))
-                    return Same(a, b), intersect(same_object_ids(g, a, b), every), {a, b}
+                    found = same_object_ids(g, a, b)
+                    return self._cut(Same(a, b), {a, b}, e, cand, kind, (found,))
             return None
         return None
 
-    def _range_union(self, row: int, every: np.ndarray) -> tuple[Node, np.ndarray, set[str]] | None:
+    def _cut(
+        self,
+        node: Node,
+        rels: set[str],
+        e: int,
+        cand: np.ndarray,
+        kind: str | None,
+        parts: tuple[np.ndarray, ...],
+    ) -> Cut:
+        """What the special constraint ``node`` does in a layer whose candidates are ``cand``
+        (entities of ``kind``; None: any entity the sampler uses): its set is the union of
+        ``parts``, or for a negation the complement of its one part. Sized and intersected
+        part by part: a part can be most of the graph ("not born in X" holds for nearly
+        everyone), and ``cand`` is a handful."""
+        g = self.g
+
+        def among(ids: np.ndarray) -> np.ndarray:  # the entities of ids that could be rivals
+            return g.ids_of_kind(ids, kind) if kind is not None else intersect(ids, self.entities)
+
+        known = kind is not None or has(self.entities, e)
+        if isinstance(node, Not):
+            every = len(g.member_ids(kind)) if kind is not None else len(self.entities)
+            found = parts[0]
+            holds = known and not has(found, e)
+            return Cut(
+                node, frozenset(rels), among(minus(cand, found)), holds, every - len(among(found))
+            )
+        kept = among(idsets.union_all([intersect(cand, p) for p in parts]))
+        holds = known and any(has(p, e) for p in parts)
+        sizes = [len(among(p)) for p in parts]
+        size = max(sizes)
+        if size < 2 and len(parts) > 1:  # exact below 2: the union of the small ones
+            size = len(idsets.union_all([among(p) for p in parts]))
+        return Cut(node, frozenset(rels), kept, holds, size)
+
+    def _range_union(self, row: int, e: int, cand: np.ndarray, kind: str | None) -> Cut | None:
         """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
         g = self.g
         rel, m = g.f_rel[row], g.f_measure[row]
@@ -978,8 +1032,8 @@ class Sampler:
         a = Range(rel, span.lo, span.hi, unit)
         b = Range(rel, float(lo2), float(hi2), unit)
         pair = (a, b) if a.lo < b.lo else (b, a)
-        alone = intersect(union(g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi)), every)
-        return Union(pair), alone, {rel}
+        parts = (g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi))
+        return self._cut(Union(pair), {rel}, e, cand, kind, parts)
 
     def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:
         """An open-ended or century-part range holding ``m``: "before 1900", "after 1950",
