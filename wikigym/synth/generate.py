@@ -187,8 +187,8 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
             for c, v in zip(cons, sets, strict=True):
                 assert isinstance(v, np.ndarray)
                 s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
-                for k in filters:  # one gather of kind codes (a kind can be most of the graph)
-                    s_ids = ev.g.ids_of_kind(s_ids, k)
+                for name in filters:  # one gather of kind codes (a kind can be most of the graph)
+                    s_ids = ev.g.ids_of_kind(s_ids, name)
                 parts.append(s_ids)
                 low = len(s_ids) if low is None else min(low, len(s_ids))
             n_union = len(idsets.union_all(parts))
