@@ -313,15 +313,6 @@ class TaskBuilder:
             return None
         m["effective_hops"] = m["hops"]
         m["forms"] = ",".join(forms_of(root))
-        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
-            return None
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
-        kept = list(self.renderer.kept)
-        answer, aliases, answer_type = self.answer_of(draft)
-        golds = [answer, *aliases]
-        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
-        if not leak_free and any(para.contains_word(question, x) for x in golds):
-            return None
         # Every passage of the evidence is shown by some find of the oracle, and a find
         # shows at most FIND_MAX_HITS: more passages than the call budget's finds can show
         # could never make an oracle (exact), so the witness stops there.
@@ -330,6 +321,21 @@ class TaskBuilder:
         except SynthError:
             return None
         if not rows:
+            return None
+        # The oracle makes one search, at most one find per evidence passage, and the
+        # answer: a level whose floor of calls that cannot reach is refused before any page
+        # is read (exact; every check here only rejects, so their order changes nothing).
+        bound = 2 + len({g.f_pid[r] for r in rows})
+        if level_problems(level, {**m, "oracle_calls": bound}):
+            return None
+        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
+            return None
+        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        kept = list(self.renderer.kept)
+        answer, aliases, answer_type = self.answer_of(draft)
+        golds = [answer, *aliases]
+        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
+        if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
         constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
         hidden = [
