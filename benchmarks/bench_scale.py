@@ -18,6 +18,8 @@ Usage:
     python benchmarks/bench_scale.py build --world W --out SNAP
     python benchmarks/bench_scale.py search --snapshot SNAP
     python benchmarks/bench_scale.py report --records /work/big/scale-*.json
+    python benchmarks/bench_scale.py report --records-from benchmarks/results/scale.json \
+        --records NEW.build.json NEW.search.json
 """
 
 from __future__ import annotations
@@ -184,8 +186,12 @@ def run_lucene(corpus: bs.Corpus, queries: list[str], args: argparse.Namespace) 
     return out
 
 
-def stage_search(args: argparse.Namespace) -> dict[str, Any]:
-    """Every system over one snapshot, the same queries."""
+def stage_search(
+    args: argparse.Namespace, save: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
+    """Every system over one snapshot, the same queries. ``save`` gets the record so far
+    after each system (``pending`` names the systems still to come), so a peer that is
+    killed (bm25s out of memory) leaves the systems measured before it on disk."""
     from wikigym.corpora import Snapshot
 
     snap_path = Path(args.snapshot)
@@ -206,14 +212,52 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
         queries = three_word_queries(total, text_at, args.queries, args.seed)
     print(f"== {snap_path}: {total:,} passages, e.g. {queries[:3]}", flush=True)
     rows: dict[str, Any] = {}
+    todo = ["wikigym", "tantivy-raw"]
+    todo += [name for name in ("lucene", "bm25s") if name in args.systems]
+    if total > args.bm25s_max and "bm25s" in todo:
+        todo.remove("bm25s")
+
+    def record(pending: list[str]) -> dict[str, Any]:
+        systems = {
+            name: {k: v for k, v in row.items() if k != "top10"} for name, row in rows.items()
+        }
+        for name in ("tantivy-raw", "lucene", "bm25s"):
+            if name in rows and "wikigym" in rows:
+                systems[name]["agreement_with_wikigym"] = agreement(
+                    rows["wikigym"]["top10"], rows[name]["top10"]
+                )
+        out = {
+            "stage": "search",
+            "snapshot": str(snap_path),
+            "snapshot_id": snap.snapshot_id,
+            "passages": total,
+            "queries": len(queries),
+            "query_examples": queries[:5],
+            "seed": args.seed,
+            "systems": systems,
+            "environment": common.environment(),
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        if pending:
+            out["pending"] = pending
+        return out
+
+    def done(name: str) -> None:
+        todo.remove(name)
+        if save is not None and todo:
+            save(record(todo))
+
     ours = bs.Ours(corpus)
     raw = RawTantivy(corpus, config)
     rows["wikigym"] = measure(ours, queries, args.repeat)
+    done("wikigym")
     rows["tantivy-raw"] = measure(raw, queries, args.repeat)
     rows["paired wikigym/tantivy-raw"] = bs.paired_ratio(ours, raw, queries, args.repeat)
+    done("tantivy-raw")
     del ours, raw
     if "lucene" in args.systems:
         rows["lucene"] = run_lucene(corpus, queries, args)
+        done("lucene")
     if "bm25s" in args.systems and total <= args.bm25s_max:
         print("  indexing bm25s ...", flush=True)
         import psutil
@@ -225,25 +269,8 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
         rows["bm25s"]["added_rss_bytes"] = psutil.Process().memory_info().rss - before
         del bm
         gc.collect()
-    for name in ("tantivy-raw", "lucene", "bm25s"):
-        if name in rows:
-            rows[name]["agreement_with_wikigym"] = agreement(
-                rows["wikigym"]["top10"], rows[name]["top10"]
-            )
-    for row in rows.values():
-        row.pop("top10", None)
-    return {
-        "stage": "search",
-        "snapshot": str(snap_path),
-        "snapshot_id": snap.snapshot_id,
-        "passages": total,
-        "queries": len(queries),
-        "query_examples": queries[:5],
-        "seed": args.seed,
-        "systems": rows,
-        "environment": common.environment(),
-        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+        done("bm25s")
+    return record([])
 
 
 def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -259,11 +286,24 @@ def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return math.exp(my - b * mx), b
 
 
-def load_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
+def records_from_results(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The build and search records of the rows of earlier ``scale.json`` files (their raw
+    record files need not be kept: each row holds its records whole)."""
+    records: list[dict[str, Any]] = []
+    for path in paths:
+        for row in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            records += [row[stage] for stage in ("build", "search") if stage in row]
+    return records
+
+
+def load_records(
+    paths: Sequence[Path], earlier: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """One row per snapshot: its build record joined with its search record, by snapshot id
     (a search measured on another build of the same id reads the same tables and index), or
-    by path for a record that names no id."""
-    records = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    by path for a record that names no id. ``earlier`` records come first, so a record file
+    of the same snapshot and stage replaces one of them."""
+    records = [*earlier, *(json.loads(path.read_text(encoding="utf-8")) for path in paths)]
     ids = {r["snapshot"]: r["snapshot_id"] for r in records if r.get("snapshot_id")}
     by_snap: dict[str, dict[str, Any]] = {}
     for rec in records:
@@ -295,11 +335,21 @@ SYSTEMS = ("wikigym", "tantivy-raw", "bm25s", "lucene")
 def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Power-law fits over the measured sizes, evaluated at wiki-18 and English Wikipedia."""
     xs = [float(r["build"]["counts"]["passages"]) for r in rows]
+    # Builds by another code (a "note" says so) stay out of the build fits when at least two
+    # builds of this code remain: a fit across codes measures the change of code, not size.
+    own = [("note" not in r["build"]) for r in rows]
+    if sum(own) < 2:
+        own = [True] * len(rows)
+    nan = float("nan")
+
+    def built(key: str, scale: Callable[[float], float]) -> list[float]:
+        return [scale(r["build"][key]) if o else nan for r, o in zip(rows, own, strict=True)]
+
     series: dict[str, list[float]] = {
-        "build seconds": [r["build"]["seconds"] for r in rows],
-        "peak RSS GiB": [common.gib(r["build"]["peak_rss_bytes"]) for r in rows],
-        "index GiB": [common.gib(r["build"]["index_bytes"]) for r in rows],
-        "snapshot GiB": [common.gib(r["build"]["snapshot_bytes"]) for r in rows],
+        "build seconds": built("seconds", float),
+        "peak RSS GiB": built("peak_rss_bytes", common.gib),
+        "index GiB": built("index_bytes", common.gib),
+        "snapshot GiB": built("snapshot_bytes", common.gib),
     }
     for system in SYSTEMS:
         for key in ("p50_ms", "p99_ms"):
@@ -313,12 +363,15 @@ def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # CPU cache); memory and sizes: all points.
         use = pts[-2:] if name.endswith("_ms") else pts
         a, b = fit_power([p[0] for p in use], [p[1] for p in use])
-        out[name] = {
-            "fit": f"{a:.4g} * passages^{b:.3f}",
-            "from_points": use,
-            "wiki18_21M": a * WIKI18_PASSAGES**b,
-            "enwiki_45M": a * ENWIKI_PASSAGES**b,
-        }
+        entry: dict[str, Any] = {"fit": f"{a:.4g} * passages^{b:.3f}", "from_points": use}
+        if name.endswith("_ms") and b < 0:
+            # A latency that falls as the corpus grows is no scaling law: the points differ
+            # by load or warm-up, not by size. Shown, not extrapolated.
+            entry |= {"wiki18_21M": None, "enwiki_45M": None}
+            entry["excluded"] = "latency falls with size, a negative exponent"
+        else:
+            entry |= {"wiki18_21M": a * WIKI18_PASSAGES**b, "enwiki_45M": a * ENWIKI_PASSAGES**b}
+        out[name] = entry
     return out
 
 
@@ -382,17 +435,21 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
         )
     parts += ["## Ratios\n", common.markdown_table(head, table), ""]
     head = ["quantity", "fit", "fitted on (passages, value)", "wiki-18 (21.0M)", "enwiki (45M)"]
+    nan = float("nan")
     table = [
         [
             name,
             e["fit"],
             "; ".join(f"{x:,.0f}: {y:.3g}" for x, y in e["from_points"]),
-            e["wiki18_21M"],
-            e["enwiki_45M"],
+            nan if e["wiki18_21M"] is None else e["wiki18_21M"],
+            nan if e["enwiki_45M"] is None else e["enwiki_45M"],
         ]
         for name, e in extra.items()
     ]
     parts += ["## Extrapolation\n", common.markdown_table(head, table), ""]
+    excluded = [f"`{name}` ({e['excluded']})" for name, e in extra.items() if "excluded" in e]
+    if excluded:
+        parts += ['Not extrapolated ("-"): ' + "; ".join(excluded) + ".", ""]
     return "\n".join(parts)
 
 
@@ -436,12 +493,19 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 def stage_report(args: argparse.Namespace) -> None:
     """scale.{md,json,png} from the records."""
-    rows = load_records(args.records)
+    if not args.records and not args.records_from:
+        raise SystemExit("report: give --records, --records-from or both")
+    rows = load_records(args.records, records_from_results(args.records_from))
     extra = extrapolate(rows)
     md = render(rows, extra)
     if args.notes is not None:
         md += "\n" + args.notes.read_text(encoding="utf-8")
-    data = {"rows": rows, "extrapolation": extra, "records": [str(p) for p in args.records]}
+    data = {
+        "rows": rows,
+        "extrapolation": extra,
+        "records": [str(p) for p in args.records],
+        "records_from": [str(p) for p in args.records_from],
+    }
     path = common.write_results("scale", data, md)
     plot(rows, path.with_suffix(".png"))
     print(path.read_text(encoding="utf-8"))
@@ -466,7 +530,15 @@ def main() -> None:
     q.add_argument("--work", type=Path, default=Path("/tmp"))
     q.add_argument("--record", type=Path, default=None)
     r = sub.add_parser("report")
-    r.add_argument("--records", type=Path, nargs="+", required=True)
+    r.add_argument("--records", type=Path, nargs="+", default=[])
+    r.add_argument(
+        "--records-from",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="earlier scale.json files: their rows' records, replaced by --records of the "
+        "same snapshot and stage",
+    )
     r.add_argument("--notes", type=Path, default=None, help="Markdown appended to scale.md")
     args = parser.parse_args()
     if args.stage == "report":
@@ -476,8 +548,12 @@ def main() -> None:
         record = stage_build(args)
         path = args.record or args.out.with_name(args.out.name + ".build.json")
     else:
-        record = stage_search(args)
         path = args.record or args.snapshot.with_name(args.snapshot.name + ".search.json")
+
+        def save(partial: dict[str, Any]) -> None:
+            path.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8")
+
+        record = stage_search(args, save)
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in record.items() if k != "environment"}, indent=2))
 
