@@ -638,9 +638,7 @@ class Renderer:
 
 _RELATIVE = re.compile(r"\b(?:who|whose|that|where)\b")
 _REF_END = re.compile(r"\bthis \w+$")
-# Where a relation's noun ends: a word that starts its complement, or the slot itself
-# ("the first person to climb {s}": no word boundary follows a brace).
-_NOUN_END = re.compile(r" (?:(?:of|received by|on|from|linked|that|where)\b|\{s\})")
+_NOUN_END = re.compile(r" (?:of|received by|on|from|linked|that|where|\{s\})\b")
 
 
 def object_noun(relation: str) -> str:
