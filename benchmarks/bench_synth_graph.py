@@ -52,6 +52,10 @@ OLD = {
     "frozenset_sampler_a43a96b": "1M world: phd 0.61 tasks/s (load ~3); 230k world: phd 1.16"
     " tasks/s (1.57 per CPU-s), hard 3.47 (4.49 per CPU-s); embedded world: phd 4.77 (6.49 per"
     " CPU-s), hard 15.88 (21.55 per CPU-s) (load 3-5)",
+    # The id-array sampler before its search was reworked (10c830f, generator synth/4).
+    "id_array_sampler_10c830f": "1M world: phd 1.24 tasks/s (n 20, load ~4.7); 230k world: phd"
+    " 2.33 tasks/s (3.18 per CPU-s), hard 8.76 (11.99 per CPU-s); embedded world: phd 4.51"
+    " (6.18 per CPU-s), hard 13.36 (18.97 per CPU-s) (n 50, load 3-5)",
 }
 WIKIPEDIA_FACTS = (20_000_000, 50_000_000, 100_000_000)
 

@@ -17,11 +17,12 @@ from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
 from wikigym.synth.columns import BlockInts, Lists, Strings
 from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.generate import TaskBuilder
 from wikigym.synth.graph import KnowledgeGraph, RowIndex
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import reductions
-from wikigym.synth.query import measures
-from wikigym.synth.sampler import Sampler, Shape
+from wikigym.synth.query import WIDE_MIN, Entity, Intersect, IsA, Project, forms_of, measures
+from wikigym.synth.sampler import WIDE_MAX, Sampler, Shape
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,27 +136,66 @@ def test_the_structure_floor_is_necessary_and_kept_by_every_reduction(g: Knowled
     assert drafts > 20
 
 
-def test_wide_pools_dropped_early_are_exactly_those_that_fail() -> None:
+def test_wide_sets_identify_their_entity_and_need_every_constraint() -> None:
     # The embedded world: large enough for wide sets to exist (the small one has none).
+    # Combinations are decided on the chain's entities alone, from the rivals' membership
+    # bits all at once; check each set found against plain evaluation of its query.
     g = KnowledgeGraph.from_snapshot(Snapshot.open(ensure_default_snapshot(progress=False)))
-    shape = Shape(1, True, False, True, range_p=1.0, max_constraints=8, special="wide")
+    ev = Evaluator(g)
+    shape = Shape(3, True, False, True, range_p=1.0, max_constraints=8, special="wide")
     found = 0
-    for e in range(0, g.n_nodes, 4):
+    for e in range(0, g.n_nodes, 3):
         kind = g.kinds[e]
-        kind_set = g.member_ids(kind) if kind else None
-        got = []
-        # unique=False tries each combination's intersection in turn; unique=True decides
-        # them all at once from the rivals' membership bits (and drops hopeless pools).
-        for unique in (False, True):
-            s = Sampler(g, np.random.default_rng(e))
-            out = s._wide(
-                e, kind, kind_set, frozenset({e}), shape, None,
-                lambda c: len(c) == 1, unique=unique,
-            )  # fmt: skip
-            got.append(None if out is None else (out[0], out[1].tolist()))
-        assert got[0] == got[1], e
-        found += got[0] is not None
+        s = Sampler(g, np.random.default_rng(e))
+        for row, is_subj in s._edges(e, frozenset({e}), entity_only=True)[:4]:
+            rel, other = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+            assert isinstance(other, int)
+            named = Project(rel, Entity(other, g.titles[other]), inverse=is_subj)
+            cand = ev.ids(Intersect((IsA(kind), named)) if kind else named)
+            if len(cand) <= WIDE_MIN or e not in cand.tolist():
+                continue
+            node = s._wide(e, kind, frozenset({e}), shape, (named, cand, row))
+            if node is None:
+                continue
+            found += 1
+            assert isinstance(node, Intersect) and named in node.args
+            isa = [a for a in node.args if isinstance(a, IsA)]
+            cons = [a for a in node.args if not isinstance(a, IsA)]
+            assert WIDE_MIN <= len(cons) <= WIDE_MAX
+            assert ev.ids(node).tolist() == [e]
+            for c in cons:  # weak alone, and needed: without it, a rival is let in
+                assert len(ev.ids(Intersect((*isa, c)))) >= 2, (e, c)
+                assert len(ev.ids(Intersect(tuple(a for a in node.args if a != c)))) > 1, (e, c)
     assert found > 0
+
+
+def test_relation_counts_match_a_count_of_every_fact(g: KnowledgeGraph) -> None:
+    usable = np.array([not r.startswith("b") for r in g.relation_names], dtype=bool)
+    per: dict[int, set[tuple[str, str]]] = {}
+    for row in range(len(g.f_rel)):
+        rel = g.f_rel[row]
+        if usable[g.relation_names.index(rel)]:
+            per.setdefault(g.f_subj[row], set()).add((rel, "subject"))
+            if isinstance(o := g.f_obj[row], int):
+                per.setdefault(o, set()).add((rel, "object"))
+    want = [len(per.get(x, ())) for x in range(g.n_nodes)]
+    assert g.relation_counts(usable).tolist() == want and max(want) > 1
+
+
+def test_wide_drafts_are_made_and_proved_on_the_embedded_world() -> None:
+    # A wide draft: the answer's own description is the wide set, a chain one of its
+    # constraints (so the question keeps its hops); the build proves it like any draft.
+    snap = Snapshot.open(ensure_default_snapshot(progress=False))
+    g = KnowledgeGraph.from_snapshot(snap)
+    sampler = Sampler(g, np.random.default_rng(5))
+    builder = TaskBuilder(snap, g, np.random.default_rng(5), 5)
+    drafts = [d for _ in range(12) if (d := sampler.draft("phd", "wide")) is not None]
+    assert len(drafts) >= 3
+    for d in drafts:
+        assert "wide" in forms_of(d.root) and d.form == "wide"
+        assert structure_can_meet("phd", measures(d.root))
+    tasks = [t for i, d in enumerate(drafts) if (t := builder.build(d, "phd", i)) is not None]
+    assert tasks and all("wide" in str(t.difficulty["forms"]) for t in tasks)
 
 
 def _generate(world: Path, out: Path, hash_seed: str) -> bytes:

@@ -21,8 +21,9 @@ from wikigym.synth.generate import FORM_MIX
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS
 from wikigym.synth.query import Entity, Node, Value, walk
-from wikigym.synth.render import Renderer, phrasing_rng
+from wikigym.synth.render import Renderer, object_noun, phrasing_rng
 from wikigym.synth.sampler import Sampler
+from wikigym.synth.templates import TEMPLATES
 
 _VERB_END = (
     r"(?:born|die|died|founded|located|published|written|directed|headquartered|lie|take place)"
@@ -191,3 +192,10 @@ def test_generated_tasks_read_naturally(tmp_path: Path, graph: KnowledgeGraph) -
         from wikigym.synth.query import unwrap
 
         assert r.question(unwrap(t.query), phrasing_rng(unwrap(t.query), 2)) == t.question
+
+
+def test_every_relation_has_a_bare_object_noun() -> None:
+    # "has the same first person to climb {s} as X" came from a noun cut after its slot.
+    for relation in TEMPLATES:
+        noun = object_noun(relation)
+        assert noun and "{" not in noun and "}" not in noun, (relation, noun)

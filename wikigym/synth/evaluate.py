@@ -147,6 +147,18 @@ class Evaluator:
         self._memo[node] = out
         return out
 
+    def means(self, node: Node, want: Value_) -> bool:
+        """Whether ``node``'s set is ``want``. A projection onto literals is sized from its
+        codes first: a relaxed description can reach a million dates, and decoding them all
+        only to see the set is not ``want`` is most of the cost (projections keep distinct
+        codes, one per literal, so the sizes are the sets' sizes)."""
+        if node not in self._memo and isinstance(node, Project) and not node.inverse:
+            arg = self.value(node.arg)
+            ids = arg if isinstance(arg, np.ndarray) else self._entity_ids(arg)
+            if len(self.g.object_codes_of_ids(node.relation, ids)) != len(want):
+                return False
+        return same_set(self.value(node), want)
+
     def ids(self, node: Node) -> np.ndarray:
         """The entities of ``node``'s set as sorted ids (its literal keys left out)."""
         v = self.value(node)
@@ -200,7 +212,14 @@ class Evaluator:
             vals = [self.value(a) for a in pos]
             negs = [a.arg for a in node.args if isinstance(a, Not)]
             if all(isinstance(v, np.ndarray) for v in vals):
-                acc_ids = idsets.intersect_all(vals)  # type: ignore[arg-type]
+                # Type filters last, by each id's kind: a kind's members can be most of the
+                # graph, and bisecting them once per id costs more than one gather.
+                kinds = [a.kind for a in pos if isinstance(a, IsA)]
+                rest = [v for a, v in zip(pos, vals, strict=True) if not isinstance(a, IsA)]
+                if rest and len(set(kinds)) == 1:
+                    acc_ids = g.ids_of_kind(idsets.intersect_all(rest), kinds[0])  # type: ignore[arg-type]
+                else:
+                    acc_ids = idsets.intersect_all(vals)  # type: ignore[arg-type]
                 for a in negs:
                     if not len(acc_ids):
                         break

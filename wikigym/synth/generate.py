@@ -53,7 +53,7 @@ from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, Tas
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/4"
+GENERATOR = "wikigym.synth/5"
 # The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
@@ -182,13 +182,13 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
             # Entity sets only (the usual case): sorted id arrays, no Python sets.
             every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
-            kind_ids = [k for k in kinds if isinstance(k, np.ndarray)]
+            filters = [a.kind for a in n.args if isinstance(a, IsA)]
             parts = []
             for c, v in zip(cons, sets, strict=True):
                 assert isinstance(v, np.ndarray)
                 s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
-                for kid in kind_ids:
-                    s_ids = idsets.intersect(s_ids, kid)
+                for name in filters:  # one gather of kind codes (a kind can be most of the graph)
+                    s_ids = ev.g.ids_of_kind(s_ids, name)
                 parts.append(s_ids)
                 low = len(s_ids) if low is None else min(low, len(s_ids))
             n_union = len(idsets.union_all(parts))
@@ -313,15 +313,6 @@ class TaskBuilder:
             return None
         m["effective_hops"] = m["hops"]
         m["forms"] = ",".join(forms_of(root))
-        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
-            return None
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
-        kept = list(self.renderer.kept)
-        answer, aliases, answer_type = self.answer_of(draft)
-        golds = [answer, *aliases]
-        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
-        if not leak_free and any(para.contains_word(question, x) for x in golds):
-            return None
         # Every passage of the evidence is shown by some find of the oracle, and a find
         # shows at most FIND_MAX_HITS: more passages than the call budget's finds can show
         # could never make an oracle (exact), so the witness stops there.
@@ -330,6 +321,21 @@ class TaskBuilder:
         except SynthError:
             return None
         if not rows:
+            return None
+        # The oracle makes one search, at most one find per evidence passage, and the
+        # answer: a level whose floor of calls that cannot reach is refused before any page
+        # is read (exact; every check here only rejects, so their order changes nothing).
+        bound = 2 + len({g.f_pid[r] for r in rows})
+        if level_problems(level, {**m, "oracle_calls": bound}):
+            return None
+        if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
+            return None
+        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        kept = list(self.renderer.kept)
+        answer, aliases, answer_type = self.answer_of(draft)
+        golds = [answer, *aliases]
+        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
+        if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
         constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
         hidden = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from wikigym.synth.evaluate import Evaluator, same_set
+from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.query import (
     Arith,
@@ -106,7 +106,7 @@ def redundant(root: Node, ev: Evaluator) -> list[Node]:
     for core, put_back in _cores(root):
         want = ev.value(core)
         for r in reductions(core):
-            if same_set(ev.value(r), want):
+            if ev.means(r, want):
                 out.append(put_back(r))
     return sorted(out, key=lambda n: (hops(n), canonical(n)))
 
@@ -140,14 +140,11 @@ def minimize(
         smaller = [n for n in redundant(node, ev) if keep is None or keep(n)]
         if not smaller:
             return node
-        node = max(
-            smaller,
-            key=lambda n: (prefer is not None and prefer(n), hops(n), _neg(canonical(n))),
-        )
-
-
-def _neg(text: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in text)
+        # The preferred reductions, then the most hops, then the least canonical form (no
+        # canonical form is a prefix of another: each is one whole JSON object).
+        rank = [(prefer is not None and prefer(n), hops(n)) for n in smaller]
+        top = max(rank)
+        node = min((n for n, r in zip(smaller, rank, strict=True) if r == top), key=canonical)
 
 
 # ---- the anchor-page shortcut --------------------------------------------------------

@@ -638,7 +638,9 @@ class Renderer:
 
 _RELATIVE = re.compile(r"\b(?:who|whose|that|where)\b")
 _REF_END = re.compile(r"\bthis \w+$")
-_NOUN_END = re.compile(r" (?:of|received by|on|from|linked|that|where|\{s\})\b")
+# Where a relation's noun ends: a word that starts its complement, or the slot itself
+# ("the first person to climb {s}": no word boundary follows a brace).
+_NOUN_END = re.compile(r" (?:(?:of|received by|on|from|linked|that|where)\b|\{s\})")
 
 
 def object_noun(relation: str) -> str:

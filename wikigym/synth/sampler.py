@@ -20,7 +20,7 @@ import numpy as np
 from wikigym.synth import idsets
 from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.idsets import has, intersect, minus, union
+from wikigym.synth.idsets import has, intersect, minus
 from wikigym.synth.levels import structure_can_meet
 from wikigym.synth.minimal import minimize
 from wikigym.synth.query import (
@@ -52,8 +52,12 @@ MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a 
 CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 WIDE_MAX = 8  # constraints of a wide set at most
 WIDE_POOL = 9  # weakest one-hop constraints a wide set is chosen from
+WIDE_RICH = 8  # relations that make an entity worth trying for a wide set first
+WIDE_TRIES = 64  # answers tried per wide draft
+WIDE_CHAINS = 6  # chains tried for an answer that has a wide set
 LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
+SPECIAL_CAND = 8  # entities left when a special constraint is tried to finish a layer
 SMALL_ROWS = 48  # an entity with fewer rows has its edges picked in Python, not numpy
 LEAVES_HELD = 16_000_000  # members of the one-hop sets kept across drafts (128 MB at most)
 SPECIAL_FORMS = ("union", "negation", "same", "fuzz", "wide")
@@ -151,6 +155,26 @@ class Draft:
     form: str  # one of FORMS
 
 
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A special constraint for one layer of a description.
+
+    Attributes:
+        node: The constraint.
+        rels: Its relations.
+        kept: The layer's candidates it keeps.
+        holds: Whether the described entity meets it.
+        size: How many entities of the described entity's kind meet it alone (at least
+            this many, exact below 2: all that its use needs).
+    """
+
+    node: Node
+    rels: frozenset[str]
+    kept: np.ndarray
+    holds: bool
+    size: int
+
+
 class Sampler:
     """Drafts queries over one graph.
 
@@ -170,6 +194,7 @@ class Sampler:
         self.rng = rng
         self.ev = Evaluator(graph)
         self._same_pool: list[int] | None = None
+        self._wide_ids: np.ndarray | None = None
         usable = set(graph.fwd) - {"instance_of"}
         if relations is not None:
             usable &= relations
@@ -205,6 +230,10 @@ class Sampler:
         # another form's draft, and a non-minimal one that kept it would fail the proof.
         if form in SPECIAL_FORMS and form not in forms_of(root):
             return None
+        # Minimising can take hops with it (a wide set's weak constraints can make part of
+        # its chain redundant): such a draft could never meet the level (free to check).
+        if root != d.root and not structure_can_meet(level, measures(root)):
+            return None
         return d if root == d.root else Draft(root, d.answer, d.form)
 
     def _draft(self, level: str, form: str, want_yes: bool) -> Draft | None:
@@ -212,7 +241,7 @@ class Sampler:
         if form in SPECIAL_FORMS:
             if not shape.intersect:
                 shape = replace(shape, intersect=True)
-            if form == "wide":  # the deepest described entity is a wide set
+            if form == "wide":  # the answer's own description is a wide set
                 shape = replace(shape, special=form, max_constraints=WIDE_MAX, ambiguous=True)
             else:  # one more constraint: the special one takes a slot
                 shape = replace(
@@ -231,6 +260,8 @@ class Sampler:
             return self._comparison(shape)
         if not len(self.entities):
             return None
+        if form == "wide":
+            return self._wide_answer(shape)
         e = self._pick_entity() if form != "same" else self._pick_same()
         if e < 0:
             return None
@@ -257,7 +288,17 @@ class Sampler:
                 for r in self.relations
                 if relation_text(r).role and g.rel_types.get(r) == "entity"
             )
-            parts = [same_object_ids(g, a, b) for i, a in enumerate(roles) for b in roles[i + 1 :]]
+            kinds = {r: g.relation_kind(r, "object") for r in roles}
+
+            def can_share(a: str, b: str) -> bool:  # objects of two different kinds cannot
+                return kinds[a] is None or kinds[b] is None or kinds[a] == kinds[b]
+
+            parts = [
+                same_object_ids(g, a, b)
+                for i, a in enumerate(roles)
+                for b in roles[i + 1 :]
+                if can_share(a, b)
+            ]
             self._same_pool = idsets.union_all(parts).tolist()
         if not self._same_pool:
             return -1
@@ -306,7 +347,7 @@ class Sampler:
 
     def _same_kind_measured(self, kind: str, rel: str, e: int) -> list[int]:
         """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending."""
-        pool = intersect(self.g.member_ids(kind), self.g.measured_ids(rel))
+        pool = self.g.ids_of_kind(self.g.measured_ids(rel), kind)
         return pool[pool != e].tolist()
 
     def _comparison(self, shape: Shape) -> Draft | None:
@@ -320,7 +361,10 @@ class Sampler:
         pool = self._same_kind_measured(kind, rel, e)
         if len(pool) < 2:
             return None
-        n_others = 1 + int(self.rng.random() < 0.5)
+        # Two or three members; two when each is described by a chain of two hops or more:
+        # three such chains rarely fit the oracle's call budget (on a 230k-article world,
+        # phd comparisons of two gave twice the tasks per draft, in a third of the time).
+        n_others = 1 + int(self.rng.random() < 0.5 and shape.depth <= 2)
         others = [pool[int(i)] for i in self.rng.choice(len(pool), n_others, replace=False)]
         members = [e, *others]
         values = [self._measure_of(rel, x) for x in members]
@@ -489,6 +533,56 @@ class Sampler:
             picked.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
         return picked
 
+    def _wide_pool(self) -> np.ndarray:
+        """The entities with facts in WIDE_RICH or more usable relations (each side counted:
+        as the subject, as an entity object), ascending, or failing any, in WIDE_MIN or more
+        (kept). A wide set needs weak constraints that identify only together; an entity
+        with few relations rarely has enough of them (on a 230k-article world, 0-2% of the
+        entities with 4-7 relations had a wide set, 7-8% of those with 8 or more)."""
+        if self._wide_ids is None:
+            counts = self.g.relation_counts(self._rel_ok)
+            rich = np.flatnonzero(counts >= WIDE_RICH)
+            if not len(rich):  # a small world: every entity that could make one
+                rich = np.flatnonzero(counts >= WIDE_MIN)
+            self._wide_ids = rich.astype(idsets.ID_DTYPE)
+        return self._wide_ids
+
+    def _wide_answer(self, shape: Shape) -> Draft | None:
+        """A wide draft: the answer's own description is a wide set, one of whose constraints
+        is a chain of ``shape.depth`` hops (so the question keeps its hops). The answer is
+        drawn from the entities rich in relations (:meth:`_wide_pool`); each chain's first
+        fact is tried with its neighbour named, and the neighbour is described only for a
+        wide set that works."""
+        g = self.g
+        pool = self._wide_pool()
+        if not len(pool):
+            return None
+        plain = replace(shape, special=None, max_constraints=3)
+        for _ in range(WIDE_TRIES):
+            e = int(pool[int(self.rng.integers(len(pool)))])
+            kind = g.kinds[e]
+            kind_set = g.member_ids(kind) if kind else None
+            visited = frozenset((e,))
+            for row, is_subj in self._edges(e, visited, entity_only=True)[:WIDE_CHAINS]:
+                rel, other = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+                assert isinstance(other, int)
+                found = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
+                cand = self._of_kind(found, rel, is_subj, kind, kind_set)
+                if len(cand) <= WIDE_MIN or not has(cand, e):
+                    continue
+                named = Project(rel, Entity(other, g.titles[other]), inverse=is_subj)
+                node = self._wide(e, kind, visited, shape, (named, cand, row))
+                if node is None:
+                    continue
+                sub = self.describe(other, shape.depth - 1, plain, visited)
+                if sub is None:
+                    continue
+                chain = Project(rel, sub[0], inverse=is_subj)
+                return Draft(
+                    Intersect(tuple(chain if a == named else a for a in node.args)), e, "wide"
+                )
+        return None
+
     def _of_kind(
         self,
         found: np.ndarray,
@@ -507,7 +601,7 @@ class Sampler:
             and self.g.relation_kind(relation, "subject" if subjects else "object") == kind
         ):
             return found
-        return intersect(found, kind_set)
+        return self.g.ids_of_kind(found, kind)
 
     def _leaf_of_kind(
         self, row: int, is_subj: bool, shape: Shape, kind: str | None, kind_set: np.ndarray | None
@@ -553,6 +647,20 @@ class Sampler:
             return Range(rel, span.lo, span.hi, unit)
         return Project(rel, Value(o, g.f_vtype[row]), inverse=True)
 
+    def _coarse_leaf_node(self, row: int, e_is_subject: bool, shape: Shape) -> Node:
+        """A one-hop constraint from fact ``row`` for a wide set: a measured literal becomes
+        an open-ended or century-part range ("before 1900", "more than 50,000"), which many
+        entities share. Spans as narrow as a hard question's (a decade, a band around a
+        number) identify an entity with two or three constraints, so four would never all
+        be needed."""
+        g = self.g
+        m = g.f_measure[row]
+        if e_is_subject and m is not None and not isinstance(g.f_obj[row], int):
+            node = self._fuzz_range(g.f_rel[row], m, g.f_vtype[row] == "date")
+            if node is not None:
+                return node
+        return self._leaf_node(row, e_is_subject, shape)
+
     def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
         """The set of the constraint ``node`` that :meth:`_leaf_node` made from ``row``."""
         g = self.g
@@ -584,48 +692,26 @@ class Sampler:
         def ok(c: np.ndarray) -> bool:
             return goal(c) if goal is not None else len(c) == 1
 
-        if depth == 1 and shape.special == "wide":
-            return self._wide(e, kind, kind_set, visited, shape, skip_rel, ok, unique=goal is None)
-        special = shape.special if top and shape.special != "wide" else None
+        special = shape.special if top else None
         literal_first = depth == 1 and shape.range_p >= 0.9 and self.rng.random() < 0.8
         for row, is_subj in self._edges(e, visited, depth >= 2, literal_first):
             if g.f_rel[row] == skip_rel:
                 continue
+            other = -1
             if depth == 1:
                 main, cand = self._leaf_of_kind(row, is_subj, shape, kind, kind_set)
             else:
-                other = g.f_obj[row] if is_subj else g.f_subj[row]
-                assert isinstance(other, int)
-                # A wide set is the answer's own description or, failing that, the deepest
-                # entity's; the other special forms live at the top only.
-                wide_top = top and shape.special == "wide"
-                inner = shape if shape.special == "wide" else replace(shape, special=None)
-                # A wide answer keeps a plain chain: a wide set below it would make some of
-                # its own weak constraints redundant.
-                sub = self.describe(
-                    other, depth - 1, replace(shape, special=None) if wide_top else inner, visited
-                )
-                if sub is None:
-                    continue
-                rel = g.f_rel[row]
-                main = Project(rel, sub[0], inverse=is_subj)
-                main_set = g.subject_ids(rel, other) if is_subj else g.object_ids(rel, other)
-                cand = self._of_kind(main_set, g.f_rel[row], is_subj, kind, kind_set)
+                # The neighbour stands for its description until this layer is settled: a
+                # description of it has exactly its set, and this layer's checks are far
+                # cheaper than describing it (tried last, only for a layer that works).
+                rel, o = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
+                assert isinstance(o, int)
+                other = o
+                main = Project(rel, Entity(o, g.titles[o]), inverse=is_subj)
+                found = g.subject_ids(rel, o) if is_subj else g.object_ids(rel, o)
+                cand = self._of_kind(found, rel, is_subj, kind, kind_set)
             if not has(cand, e):
                 continue
-            if top and shape.special == "wide" and depth > 1 and len(cand) > WIDE_MIN:
-                fixed = (main, cand, row)
-                got_wide = self._wide(
-                    e, kind, kind_set, visited, shape, skip_rel, ok, fixed, unique=goal is None
-                )
-                if got_wide is not None:
-                    return got_wide
-            if top and shape.special == "wide" and depth > 1:
-                # Failing that, the deepest entity's description is the wide set.
-                sub = self.describe(other, depth - 1, inner, visited)
-                if sub is None:
-                    continue
-                main = Project(rel, sub[0], inverse=is_subj)
             members: list[Node] = [main]
             if not ok(cand) or need_inter or special:
                 if not shape.intersect or (shape.ambiguous and len(cand) < 2):
@@ -637,12 +723,15 @@ class Sampler:
                 members.extend(extra)
             if not ok(cand) or not has(cand, e):
                 continue
-            keep = {id(members[1])} if special and special != "wide" and len(members) > 1 else set()
+            keep = {id(members[-1])} if special and len(members) > 1 else set()
             members = self._prune(members, kind, ok, keep)
             if members is None:
                 continue
-            if special == "wide" and len(members) < WIDE_MIN:
-                continue
+            if other >= 0:
+                sub = self.describe(other, depth - 1, replace(shape, special=None), visited)
+                if sub is None:
+                    continue
+                members[0] = Project(g.f_rel[row], sub[0], inverse=is_subj)
             node: Node = (
                 Intersect((IsA(kind), *members))
                 if kind
@@ -655,106 +744,61 @@ class Sampler:
         self,
         e: int,
         kind: str | None,
-        kind_set: np.ndarray | None,
         visited: frozenset[int],
         shape: Shape,
-        skip_rel: str | None,
-        ok: Goal,
-        fixed: tuple[Node, np.ndarray, int] | None = None,
-        unique: bool = False,
-    ) -> tuple[Node, np.ndarray] | None:
-        """A wide set: WIDE_MIN to WIDE_MAX weak one-hop constraints of ``e`` (the weakest
-        first), none of which identifies it alone and none redundant. With ``fixed`` (a
-        constraint, its set, its fact row), that constraint is one of them: the answer's
-        own chain, so the question keeps its hops. ``unique``: ``ok`` accepts exactly the
-        set ``{e}`` (no goal), which lets a pool that cannot identify ``e`` be dropped
-        before its combinations are tried."""
+        chain: tuple[Node, np.ndarray, int],
+    ) -> Node | None:
+        """A wide set that identifies ``e``, or None: the constraint ``chain`` (its node, its
+        set among ``e``'s kind, its fact row: the answer's chain, so the question keeps its
+        hops) and WIDE_MIN - 1 to WIDE_MAX - 1 weak one-hop constraints of ``e`` (the weakest
+        first), each meeting several of the chain's entities, and none redundant."""
         g = self.g
+        chain_node, cand, chain_row = chain
         # The constraints first (their ranges draw from the RNG in edge order), the sets
         # after: a pool has one leaf per relation, so fewer relations than the smallest
         # combination needs can make no wide set, and no set is built for it (exact).
         drawn = [
-            (self._leaf_node(r, is_subj, shape), r, is_subj)
+            (self._coarse_leaf_node(r, is_subj, shape), r, is_subj)
             for r, is_subj in self._edges(e, visited, entity_only=False)
-            if g.f_rel[r] != skip_rel and (fixed is None or g.f_rel[r] != g.f_rel[fixed[2]])
+            if g.f_rel[r] != g.f_rel[chain_row]
         ]
-        base_n = 0 if fixed is None else 1
-        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - base_n:
+        if len({g.f_rel[r] for _, r, _ in drawn}) < WIDE_MIN - 1:
             return None
-        # Each leaf's size, and its set only where the size needs it: a fact of e whose
-        # set needs no kind filter is counted by bisection (e is in it: its own fact).
-        sized: list[tuple[int, Node, int, bool, np.ndarray | None]] = []
+        # Every combination holds the chain, so only the chain's entities can be rivals:
+        # each constraint is decided on them alone (one bisection each into its set).
+        # One that keeps e alone among them would make every other one redundant.
+        sized: list[tuple[int, Node, int, bool, np.ndarray]] = []
         for node, r, is_subj in drawn:
-            rel = g.f_rel[r]
-            if (
-                is_subj
-                and isinstance(node, Project)
-                and (
-                    kind_set is None
-                    or (kind is not None and g.relation_kind(rel, "subject") == kind)
-                )
-            ):
-                n = g.subject_count(rel, g.f_obj_codes[r])
-                if n >= 2:
-                    sized.append((n, node, r, is_subj, None))
-                continue
-            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
-            if len(alone) >= 2 and has(alone, e):
-                sized.append((len(alone), node, r, is_subj, alone))
-        # One leaf per relation, the weakest first (stable: ties keep the RNG's order).
-        sized.sort(key=lambda t: -t[0])
-        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray | None]] = {}
+            kept = intersect(cand, self._leaf_set(node, r, is_subj))
+            if len(kept) >= 2 and has(kept, e):
+                sized.append((len(kept), node, r, is_subj, kept))
+        sized.sort(key=lambda t: -t[0])  # the weakest first (stable: ties in the RNG's order)
+        by_rel: dict[str, tuple[int, Node, int, bool, np.ndarray]] = {}
         for leaf in sized:
             by_rel.setdefault(g.f_rel[leaf[2]], leaf)
-        pool = [
-            (
-                node,
-                alone if alone is not None else self._leaf_set_of_kind(node, r, sj, kind, kind_set),
-                g.f_rel[r],
-            )
-            for _, node, r, sj, alone in list(by_rel.values())[:WIDE_POOL]
-        ]
-        base = [] if fixed is None else [(fixed[0], fixed[1], "")]
-        sizes = range(WIDE_MIN - len(base), min(WIDE_MAX, len(pool)) + 1)
-
-        def node_of(chosen: list[tuple[Node, np.ndarray, str]]) -> Node:
-            members = [c[0] for c in chosen]
-            return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
-
-        if unique:
-            if not pool or not len(sizes):
-                return None
-            every = [c[1] for c in base + pool]
-            # A combination's set holds the set of all of them: when that one is not {e},
-            # no combination can identify e (the smallest first: one cheap pass).
-            if len(idsets.intersect_all(every)) > 1:
-                return None
-            # Which combinations leave a rival, for all of them at once (bits: base first).
-            cov = rivals_cover(every, e, WIDE_MIN - 1).tolist()
-            shift = len(base)
-            for size in sizes:
-                for combo in itertools.combinations(range(len(pool)), size):
-                    bits = [1 << j for j in range(shift)] + [1 << (i + shift) for i in combo]
-                    mask = sum(bits)
-                    # It identifies e (no rival in every set), and needs every member.
-                    if not cov[mask] and all(cov[mask ^ b] for b in bits):
-                        chosen = base + [pool[i] for i in combo]
-                        return node_of(chosen), np.array([e], dtype=idsets.ID_DTYPE)
+        pool = list(by_rel.values())[:WIDE_POOL]
+        sizes = range(WIDE_MIN - 1, min(WIDE_MAX - 1, len(pool)) + 1)
+        if not len(sizes):
             return None
-        # The first combination (in a fixed order) that ``ok`` accepts and that needs every
-        # member.
+        sets = [cand, *(leaf[4] for leaf in pool)]  # bit 0: the chain
+        if len(idsets.intersect_all(sets)) > 1:  # not even all of them identify e
+            return None
+        # Which combinations leave a rival, for all of them at once.
+        cov = rivals_cover(sets, e, WIDE_MIN - 1).tolist()
         for size in sizes:
             for combo in itertools.combinations(range(len(pool)), size):
-                chosen = base + [pool[i] for i in combo]
-                sets = sorted((c[1] for c in chosen), key=len)
-                cand = idsets.intersect_all(sets)
-                if not ok(cand):
+                bits = [1 << (i + 1) for i in combo]
+                mask = 1 + sum(bits)
+                # It identifies e (no rival in every set), and needs every weak member.
+                if cov[mask] or not all(cov[mask ^ b] for b in bits):
                     continue
-                needed = all(
-                    not ok(idsets.intersect_all(sets[:j] + sets[j + 1 :])) for j in range(len(sets))
-                )
-                if needed:
-                    return node_of(chosen), cand
+                # And the chain: without it, another entity of the kind meets the rest.
+                full = [self._leaf_set(pool[i][1], pool[i][2], pool[i][3]) for i in combo]
+                rest = idsets.intersect_all(full)
+                if len(g.ids_of_kind(rest, kind) if kind else rest) < 2:
+                    continue
+                members = [chain_node, *(pool[i][1] for i in combo)]
+                return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
         return None
 
     def _prune(
@@ -795,43 +839,43 @@ class Sampler:
         ok: Goal,
         special: str | None = None,
     ) -> tuple[list[Node], np.ndarray] | None:
-        """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok`` (the special
-        constraint of ``shape`` first, when there is one)."""
+        """Extra one-hop constraints of ``e`` that cut ``cand`` down until ``ok``.
+
+        The special constraint of ``shape`` (``special``) comes last: it is tried whenever
+        the others have cut ``cand`` to SPECIAL_CAND entities or fewer, and taken only when
+        it finishes the job, so this layer needs it by construction. (Taken first, the
+        constraints added after it made it redundant in about half of the phd drafts, which
+        then lost their form when minimised.)"""
         g = self.g
         extra: list[Node] = []
         used_rels = {g.f_rel[main_row]}
-        if special and special != "wide":
-            got = self._special(e, cand, special, kind_set, main_row, skip_rel)
-            if got is None:
+        if special and ok(cand):
+            return None  # nothing left for the special constraint to do
+
+        def finish() -> tuple[list[Node], np.ndarray] | None:
+            assert special is not None
+            cut = self._special(e, cand, special, kind_set, main_row, skip_rel)
+            if cut is None or cut.rels & used_rels or not cut.holds:
                 return None
-            node, alone, rels = got
-            if not has(alone, e) or (shape.ambiguous and len(alone) < 2):
+            if shape.ambiguous and cut.size < 2:
                 return None
-            narrowed = intersect(cand, alone)
-            if len(narrowed) == len(cand):
-                return None
-            extra.append(node)
-            used_rels.update(rels)
-            cand = narrowed
-            if ok(cand):
-                return extra, cand
+            return ([*extra, cut.node], cut.kept) if ok(cut.kept) else None
+
+        if special and len(cand) <= SPECIAL_CAND and (done := finish()) is not None:
+            return done
         edges = [
             (r, s)
             for r, s in self._edges(e, visited, entity_only=False)
             if r != main_row and g.f_rel[r] != g.f_rel[main_row] and g.f_rel[r] != skip_rel
         ]
-        # Literal facts first: they can be obfuscated into ranges. A wide set takes its
-        # weakest constraints first, so that only several of them jointly identify.
+        # Literal facts first: they can be obfuscated into ranges.
         edges.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
-        wide = special == "wide"
         leaves = []
         for r, is_subj in edges[:MAX_EXTRAS]:
             if g.f_rel[r] in used_rels:
                 continue
             node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
             leaves.append((node, alone, g.f_rel[r]))
-        if wide:
-            leaves.sort(key=lambda t: -len(t[1]))
         for node, alone, rel in leaves:
             if rel in used_rels:
                 continue
@@ -839,14 +883,17 @@ class Sampler:
             if len(alone) < 2 or not has(alone, e):
                 continue
             narrowed = intersect(cand, alone)
-            if len(narrowed) == len(cand):
-                continue
+            if len(narrowed) == len(cand) or (special and ok(narrowed)):
+                continue  # it cuts nothing, or leaves the special constraint nothing to do
             extra.append(node)
             used_rels.add(rel)
             cand = narrowed
-            if ok(cand):
+            if special:
+                if len(cand) <= SPECIAL_CAND and (done := finish()) is not None:
+                    return done
+            elif ok(cand):
                 return extra, cand
-            if len(extra) + 1 >= shape.max_constraints:
+            if len(extra) + 1 + (special is not None) >= shape.max_constraints:
                 return None
         return None
 
@@ -859,14 +906,14 @@ class Sampler:
         kind_set: np.ndarray | None,
         main_row: int,
         skip_rel: str | None,
-    ) -> tuple[Node, np.ndarray, set[str]] | None:
-        """(constraint, the same-kind entities it matches alone, its relations) of ``form``."""
+    ) -> Cut | None:
+        """A constraint of ``form`` for ``e``'s layer, whose candidates are ``cand``."""
         g = self.g
         banned = {g.f_rel[main_row], skip_rel}
         rows = [r for r in g.out_rows.get(e, ()) if g.f_rel[r] in self.relations]
         rows = [r for r in rows if g.f_rel[r] not in banned]
         order = [rows[int(i)] for i in self.rng.permutation(len(rows))]
-        every = kind_set if kind_set is not None else self.entities
+        kind = g.kinds[e] if kind_set is not None else None
         if form == "fuzz":
             for r in order:
                 m = g.f_measure[r]
@@ -875,13 +922,13 @@ class Sampler:
                 node = self._fuzz_range(g.f_rel[r], m, g.f_vtype[r] == "date")
                 if node is None:
                     continue
-                alone = intersect(g.range_ids(node.relation, node.lo, node.hi), every)
-                return node, alone, {node.relation}
+                found = g.range_ids(node.relation, node.lo, node.hi)
+                return self._cut(node, {node.relation}, e, cand, kind, (found,))
             return None
         if form == "union":
             measured = [r for r in order if g.f_measure[r] is not None]
             if measured and self.rng.random() < 0.6:
-                return self._range_union(measured[0], every)
+                return self._range_union(measured[0], e, cand, kind)
             for r in order:
                 rel, o = g.f_rel[r], g.f_obj[r]
                 if not isinstance(o, int):
@@ -893,8 +940,8 @@ class Sampler:
                 a = Project(rel, Entity(o, g.titles[o]), inverse=True)
                 b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
                 pair = (a, b) if self.rng.random() < 0.5 else (b, a)
-                alone = intersect(union(g.subject_ids(rel, o), g.subject_ids(rel, o2)), every)
-                return Union(pair), alone, {rel}
+                parts = (g.subject_ids(rel, o), g.subject_ids(rel, o2))
+                return self._cut(Union(pair), {rel}, e, cand, kind, parts)
             return None
         if form == "negation":
             rivals = cand[cand != e].tolist()
@@ -913,8 +960,8 @@ class Sampler:
                         or o in g.objects(rel, e)
                     ):
                         continue
-                    alone = minus(every, g.subject_ids(rel, o))
-                    return Not(Project(rel, Entity(o, g.titles[o]), inverse=True)), alone, {rel}
+                    node = Not(Project(rel, Entity(o, g.titles[o]), inverse=True))
+                    return self._cut(node, {rel}, e, cand, kind, (g.subject_ids(rel, o),))
             return None
         if form == "same":
             for i, ra in enumerate(order):
@@ -925,11 +972,47 @@ class Sampler:
                     if not (relation_text(a).role and relation_text(b).role):
                         continue
                     a, b = sorted((a, b))
-                    return Same(a, b), intersect(same_object_ids(g, a, b), every), {a, b}
+                    found = same_object_ids(g, a, b)
+                    return self._cut(Same(a, b), {a, b}, e, cand, kind, (found,))
             return None
         return None
 
-    def _range_union(self, row: int, every: np.ndarray) -> tuple[Node, np.ndarray, set[str]] | None:
+    def _cut(
+        self,
+        node: Node,
+        rels: set[str],
+        e: int,
+        cand: np.ndarray,
+        kind: str | None,
+        parts: tuple[np.ndarray, ...],
+    ) -> Cut:
+        """What the special constraint ``node`` does in a layer whose candidates are ``cand``
+        (entities of ``kind``; None: any entity the sampler uses): its set is the union of
+        ``parts``, or for a negation the complement of its one part. Sized and intersected
+        part by part: a part can be most of the graph ("not born in X" holds for nearly
+        everyone), and ``cand`` is a handful."""
+        g = self.g
+
+        def among(ids: np.ndarray) -> np.ndarray:  # the entities of ids that could be rivals
+            return g.ids_of_kind(ids, kind) if kind is not None else intersect(ids, self.entities)
+
+        known = kind is not None or has(self.entities, e)
+        if isinstance(node, Not):
+            every = len(g.member_ids(kind)) if kind is not None else len(self.entities)
+            found = parts[0]
+            holds = known and not has(found, e)
+            return Cut(
+                node, frozenset(rels), among(minus(cand, found)), holds, every - len(among(found))
+            )
+        kept = among(idsets.union_all([intersect(cand, p) for p in parts]))
+        holds = known and any(has(p, e) for p in parts)
+        sizes = [len(among(p)) for p in parts]
+        size = max(sizes)
+        if size < 2 and len(parts) > 1:  # exact below 2: the union of the small ones
+            size = len(idsets.union_all([among(p) for p in parts]))
+        return Cut(node, frozenset(rels), kept, holds, size)
+
+    def _range_union(self, row: int, e: int, cand: np.ndarray, kind: str | None) -> Cut | None:
         """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
         g = self.g
         rel, m = g.f_rel[row], g.f_measure[row]
@@ -949,8 +1032,8 @@ class Sampler:
         a = Range(rel, span.lo, span.hi, unit)
         b = Range(rel, float(lo2), float(hi2), unit)
         pair = (a, b) if a.lo < b.lo else (b, a)
-        alone = intersect(union(g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi)), every)
-        return Union(pair), alone, {rel}
+        parts = (g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi))
+        return self._cut(Union(pair), {rel}, e, cand, kind, parts)
 
     def _fuzz_range(self, rel: str, m: float, is_date: bool) -> Range | None:
         """An open-ended or century-part range holding ``m``: "before 1900", "after 1950",
