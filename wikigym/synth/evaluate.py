@@ -45,6 +45,9 @@ _DERIVED: weakref.WeakKeyDictionary[KnowledgeGraph, dict[object, object]] = (
     weakref.WeakKeyDictionary()
 )
 _DERIVED_LOCK = threading.Lock()
+# A range is tested on the entities the other constraints leave when it covers this many
+# times more facts than they are entities (an entity has a handful of facts to read).
+PROBE_RATIO = 4
 
 
 def _derived(g: KnowledgeGraph) -> dict[object, object]:
@@ -181,6 +184,39 @@ class Evaluator:
             return idsets.ids_of(items)  # type: ignore[arg-type]
         return items
 
+    def _probed(self, pos: list[Node]) -> np.ndarray | None:
+        """The intersection of ``pos`` with its ranges tested entity by entity, or None.
+
+        When the other constraints leave a set far smaller than a range ("born before 1900"
+        can hold a good part of the graph), the range is decided on that set's own facts
+        (:meth:`KnowledgeGraph.ids_in_range`) and its set is never built. The same ids as
+        intersecting the built sets; None when some constraint is not a set of entities or
+        no range is worth it, and the caller intersects as usual."""
+        g = self.g
+        ranges = [a for a in pos if isinstance(a, Range) and a not in self._memo]
+        if not ranges:
+            return None
+        others = [a for a in pos if not (isinstance(a, Range) and a not in self._memo)]
+        sets = [a for a in others if not isinstance(a, IsA)]
+        if not sets:
+            return None
+        vals = [self.value(a) for a in sets]
+        if not all(isinstance(v, np.ndarray) for v in vals):
+            return None
+        acc = idsets.intersect_all(vals)  # type: ignore[arg-type]
+        for kind in dict.fromkeys(a.kind for a in others if isinstance(a, IsA)):
+            acc = g.ids_of_kind(acc, kind)
+        if not any(PROBE_RATIO * len(acc) <= g.range_rows(r.relation, r.lo, r.hi) for r in ranges):
+            return None
+        for r in ranges:
+            if not len(acc):
+                break
+            if PROBE_RATIO * len(acc) <= g.range_rows(r.relation, r.lo, r.hi):
+                acc = g.ids_in_range(acc, r.relation, r.lo, r.hi)
+            else:
+                acc = idsets.intersect(acc, self.ids(r))
+        return acc
+
     def _eval(self, node: Node) -> Value_:
         g = self.g
         if isinstance(node, Entity):
@@ -209,8 +245,16 @@ class Evaluator:
             pos = [a for a in node.args if not isinstance(a, Not)]
             if not pos:
                 raise SynthError("an 'and' query node needs at least one positive argument")
-            vals = [self.value(a) for a in pos]
             negs = [a.arg for a in node.args if isinstance(a, Not)]
+            probed = self._probed(pos)
+            if probed is not None:
+                acc_ids = probed
+                for a in negs:
+                    if not len(acc_ids):
+                        break
+                    acc_ids = idsets.minus(acc_ids, self.ids(a))
+                return acc_ids
+            vals = [self.value(a) for a in pos]
             if all(isinstance(v, np.ndarray) for v in vals):
                 # Type filters last, by each id's kind: a kind's members can be most of the
                 # graph, and bisecting them once per id costs more than one gather.

@@ -299,7 +299,7 @@ class ColdStartRecipe:
         },
     )
     own_steps: int = field(
-        default=100,
+        default=200,
         metadata={
             "help": "SFT steps, last, on the chats of the TaskSet's own tasks only (the tasks "
             "the GRPO run plays; 0: none)."
