@@ -968,6 +968,17 @@ class KnowledgeGraph:
         a = bisect.bisect_left(self._inv_o, code, rs._lo, rs._hi)
         return bisect.bisect_right(self._inv_o, code, a, rs._hi) - a
 
+    def most_subjects_of_codes(self, relation: str, codes: np.ndarray) -> int:
+        """The most subjects any one encoded object of ``codes`` (sorted) has under
+        ``relation``: a lower bound on the size of :meth:`subject_ids_of_codes` that bisects
+        and builds no set."""
+        rs = self._inverse.get(relation)
+        if rs is None or not len(codes):
+            return 0
+        seg = self.inv_obj[rs._lo : rs._hi]
+        a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
+        return int((b - a).max())
+
     def _subjects_of_code(self, rs: RelationSubjects, c: int) -> np.ndarray:
         a = bisect.bisect_left(self._inv_o, c, rs._lo, rs._hi)
         if a == rs._hi or self._inv_o[a] != c:

@@ -905,15 +905,18 @@ class Sampler:
         ]
         # Literal facts first: they can be obfuscated into ranges.
         edges.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
-        leaves = []
-        for r, is_subj in edges[:MAX_EXTRAS]:
-            if g.f_rel[r] in used_rels:
-                continue
-            node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
-            leaves.append((node, alone, g.f_rel[r]))
-        for node, alone, rel in leaves:
+        # Every leaf is drawn first (ranges draw from the RNG, in edge order), and its set
+        # is built only when the loop reaches it: most layers finish after a leaf or two.
+        kind = g.kinds[e]
+        leaves = [
+            (self._leaf_node(r, is_subj, shape), r, is_subj, g.f_rel[r])
+            for r, is_subj in edges[:MAX_EXTRAS]
+            if g.f_rel[r] not in used_rels
+        ]
+        for node, r, is_subj, rel in leaves:
             if rel in used_rels:
                 continue
+            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
             # A constraint that identifies e alone would make the main one redundant.
             if len(alone) < 2 or not has(alone, e):
                 continue
