@@ -46,8 +46,10 @@ _DERIVED: weakref.WeakKeyDictionary[KnowledgeGraph, dict[object, object]] = (
 )
 _DERIVED_LOCK = threading.Lock()
 # A range is tested on the entities the other constraints leave when it covers this many
-# times more facts than they are entities (an entity has a handful of facts to read).
-PROBE_RATIO = 4
+# times more facts than they are entities (an entity has a handful of facts to read, a
+# built range is sorted once); a range built before and kept is bisected into instead.
+# 4 and 16 measured within noise of each other on the 1M world (16 slightly ahead).
+PROBE_RATIO = 16
 
 
 def _derived(g: KnowledgeGraph) -> dict[object, object]:

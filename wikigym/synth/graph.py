@@ -45,7 +45,7 @@ from wikigym.synth.columns import (
     index_dtype,
     mv,
 )
-from wikigym.synth.idsets import EMPTY, as_ids, ids_of, unique_ids
+from wikigym.synth.idsets import EMPTY, as_ids, ids_of, intersect, unique_ids
 from wikigym.synth.values import clean_literal
 
 # Relations that never make a question: names, images, coordinates, ranks, codes.
@@ -1061,6 +1061,13 @@ class KnowledgeGraph:
         code = self._rel_index.get(relation)
         if code is None or not len(ids):
             return EMPTY
+        b0, b1 = self._range_bounds[code], self._range_bounds[code + 1]
+        values = self.range_vals[b0:b1]
+        a = b0 + int(np.searchsorted(values, lo, side="left"))
+        b = b0 + int(np.searchsorted(values, hi, side="right"))
+        kept = self._id_sets.get(("r", a, b))
+        if kept is not None:  # built before and kept: bisecting into it is cheaper
+            return intersect(ids, kept)
         rows, owners = self.out_rows.rows_and_owners(ids)
         mine = self.rel[rows] == code
         m = self.val_measure[self.val[rows[mine]]]
