@@ -246,3 +246,13 @@ def test_default_taskset(snap: Snapshot) -> None:
     ts = default_taskset(snap)
     assert Counter(t.level for t in ts) == {"easy": 50, "medium": 50, "hard": 50, "phd": 50}
     assert ts.taskset_id == default_taskset(snap).taskset_id
+
+
+def test_each_level_has_its_own_random_stream(snap: Snapshot) -> None:
+    """A level's tasks depend on the seed and the level alone: the easy slots of a mixed
+    TaskSet are the tasks of `--difficulty easy`, so how another level is searched cannot
+    change them (the cpu-tiny demonstration plays the default TaskSet's easy tasks)."""
+    mixed = generate_tasks(snap, SynthConfig(difficulty="mixed", n=16, seed=2))
+    for level in ("easy", "hard"):
+        alone = generate_tasks(snap, SynthConfig(difficulty=level, n=4, seed=2))
+        assert [t.task_id for t in mixed if t.level == level] == [t.task_id for t in alone]

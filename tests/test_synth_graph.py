@@ -229,3 +229,61 @@ def test_projections_of_many_items_match_one_by_one(world: Snapshot) -> None:
         assert g.subjects_of_all(rel, objects) == back
     assert g.objects_of_all("no_such_relation", [0, 1]) == set()
     assert g.subjects_of_all(g.relations()[0], []) == set()
+
+
+def test_a_range_decided_on_a_set_is_the_built_range(world: Snapshot) -> None:
+    """`ids_in_range` (a range read from the facts of a few ids) gives the ids of
+    `intersect(ids, range_ids)` for every measured relation, wide and narrow spans, ids with
+    and without the relation, and the evaluator's intersections agree with or without it."""
+    from wikigym.synth import evaluate
+    from wikigym.synth.evaluate import Evaluator
+    from wikigym.synth.idsets import intersect
+    from wikigym.synth.query import Entity, Intersect, IsA, Project, Range
+
+    g = KnowledgeGraph.from_snapshot(world)
+    rng = np.random.default_rng(0)
+    measured = [r for r in g.relations() if len(g.measured_ids(r))]
+    assert measured
+    everyone = np.arange(g.n_nodes, dtype=np.int64)
+    for rel in measured:
+        vals = np.sort(
+            np.array(
+                [
+                    m
+                    for m in (g.f_measure[r] for r in range(len(g.f_id)) if g.f_rel[r] == rel)
+                    if m is not None
+                ]
+            )
+        )
+        for _ in range(6):
+            lo, hi = sorted(float(x) for x in rng.choice(vals, 2))
+            ids = np.unique(rng.choice(everyone, 40)).astype(np.int64)
+            got = g.ids_in_range(ids, rel, lo, hi)
+            assert np.array_equal(got, intersect(ids, g.range_ids(rel, lo, hi)))
+            assert g.range_rows(rel, lo, hi) >= len(g.range_ids(rel, lo, hi))
+    assert not len(g.ids_in_range(everyone[:5], "no_such_relation", 0, 1))
+    # The evaluator: an intersection of a narrow constraint and a wide range, probed or built.
+    # A measured subject with an entity fact: "the X of Y" narrows, "any <rel>" is wide.
+    rel, subject, row = next(
+        (rel, s, r)
+        for rel in measured
+        for s in g.measured_ids(rel).tolist()
+        for r in g.out_rows.rows_of(s)
+        if isinstance(g.f_obj[r], int)
+    )
+    other = g.f_obj[row]
+    assert isinstance(other, int)
+    narrow = Project(g.f_rel[row], Entity(other, g.titles[other]), inverse=True)
+    wide = Range(rel, -1e18, 1e18, "number")
+    kind = g.kinds[subject]
+    node = Intersect((IsA(kind), narrow, wide)) if kind else Intersect((narrow, wide))
+    ev = Evaluator(g)
+    probed = ev.ids(node)
+    assert wide not in ev._memo  # decided on the narrow set: the range was never built
+    old = evaluate.PROBE_RATIO
+    try:
+        evaluate.PROBE_RATIO = 10**12  # never probe: every set built
+        built = Evaluator(g).ids(node)
+    finally:
+        evaluate.PROBE_RATIO = old
+    assert np.array_equal(probed, built) and subject in built.tolist()

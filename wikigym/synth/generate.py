@@ -247,13 +247,19 @@ class TaskBuilder:
         rng: np.random.Generator,
         seed: int,
         llm: str | None = None,
+        evaluator: Evaluator | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.g = graph
         self.rng = rng
         self.seed = seed
         self.llm = llm
-        self.ev = Evaluator(graph)
+        # The sampler's evaluator, when given: a draft is built right after it is drafted,
+        # and the proof below re-evaluates the sets its minimisation just evaluated (the
+        # memo is a cache of a pure function of the graph: the proof is the same, and
+        # the sampler clears it before each draft).
+        self._shared = evaluator is not None
+        self.ev = evaluator if evaluator is not None else Evaluator(graph)
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
 
@@ -296,7 +302,8 @@ class TaskBuilder:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
         g, ev = self.g, self.ev
         root = draft.root
-        ev.reset()
+        if not self._shared:
+            ev.reset()
         result = ev.eval(root)
         if result != frozenset((draft.answer,)):
             return None
@@ -484,24 +491,30 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 f"it has: {', '.join(g.relations())}"
             )
         relations = frozenset(config.relations)
-    rng = np.random.default_rng([config.seed, 0x5E17])
+    # One random stream per level: a level's tasks depend on the seed and that level alone,
+    # so a change to how phd questions are searched leaves the easy tasks of a mixed TaskSet
+    # (the ones a cpu-tiny run plays) as they were, and `--difficulty easy` gives the same
+    # tasks as a mixed run's easy slots.
+    streams = {lv: np.random.default_rng([config.seed, 0x5E17, i]) for i, lv in enumerate(LEVELS)}
+    rng = streams[LEVELS[0]]
     sampler = Sampler(g, rng, relations)
-    builder = TaskBuilder(snapshot, g, rng, config.seed, config.llm)
+    builder = TaskBuilder(snapshot, g, rng, config.seed, config.llm, evaluator=sampler.ev)
     tasks: list[Task] = []
     seen_ids: set[str] = set()
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
-    answers_yes_no = {"yes": 0, "no": 0}
+    answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
+        rng = sampler.rng = builder.rng = streams[level]
         names, weights = _forms(level, config.yes_no)
         # Each slot first tries the form its level's quota schedules (so every form of the
         # mix gets its share where the snapshot allows), then the weighted draw.
         cycle = form_cycle(names, weights)
         scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
-        # Yes/no answers alternate (the minority first), so they stay balanced 50/50.
-        want_yes = answers_yes_no["yes"] <= answers_yes_no["no"]
+        # Yes/no answers alternate within a level (the minority first): balanced 50/50.
+        want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
             if attempt < QUOTA_ATTEMPTS:
                 form = scheduled
@@ -544,7 +557,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             )
         tasks.append(task)
         if task.answer_type == "yes/no":
-            answers_yes_no[task.answer] += 1
+            answers_yes_no[level][task.answer] += 1
         seen_ids.add(task.task_id)
         seen_answers.add((level, task.answer))
         made[level] = made.get(level, 0) + 1

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +45,7 @@ from wikigym.synth.columns import (
     index_dtype,
     mv,
 )
-from wikigym.synth.idsets import EMPTY, as_ids, ids_of, unique_ids
+from wikigym.synth.idsets import EMPTY, as_ids, ids_of, intersect, unique_ids
 from wikigym.synth.values import clean_literal
 
 # Relations that never make a question: names, images, coordinates, ranks, codes.
@@ -167,6 +167,8 @@ class FactRow:
 
 
 _NONE: tuple[int, ...] = ()
+T = TypeVar("T")
+
 _CACHE_MIN = 512  # subject sets at least this large are kept once built
 _CACHE_CAP = 4_000_000  # members of the kept sets at most (then the cache starts afresh)
 
@@ -232,6 +234,14 @@ class RowIndex(Mapping[int, tuple[int, ...]]):
         off = self._offsets
         spans = _spans(off[entities], off[entities + 1])
         return self._order[spans] if self._order is not None else spans
+
+    def rows_and_owners(self, entities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`rows_of_all`, and beside each row the entity it belongs to."""
+        off = self._offsets
+        starts, ends = off[entities], off[entities + 1]
+        spans = _spans(starts, ends)
+        owners = np.repeat(entities, ends - starts)
+        return (self._order[spans] if self._order is not None else spans), owners
 
     def nbytes(self) -> int:
         return self._offsets.nbytes + (self._order.nbytes if self._order is not None else 0)
@@ -476,6 +486,7 @@ class KnowledgeGraph:
         self._relation_stats: dict[tuple[str, str], bool | str | None] = {}
         self._least: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._relation_kind: dict[tuple[str, str], str | None] = {}
+        self._kept_values: dict[tuple[object, ...], object] = {}
         self._ranges: dict[tuple[int, int], frozenset[int]] = {}
         self._ranges_held = 0
         self._id_sets: dict[tuple[str, int, int], np.ndarray] = {}
@@ -957,6 +968,17 @@ class KnowledgeGraph:
         a = bisect.bisect_left(self._inv_o, code, rs._lo, rs._hi)
         return bisect.bisect_right(self._inv_o, code, a, rs._hi) - a
 
+    def most_subjects_of_codes(self, relation: str, codes: np.ndarray) -> int:
+        """The most subjects any one encoded object of ``codes`` (sorted) has under
+        ``relation``: a lower bound on the size of :meth:`subject_ids_of_codes` that bisects
+        and builds no set."""
+        rs = self._inverse.get(relation)
+        if rs is None or not len(codes):
+            return 0
+        seg = self.inv_obj[rs._lo : rs._hi]
+        a, b = np.searchsorted(seg, codes, "left"), np.searchsorted(seg, codes, "right")
+        return int((b - a).max())
+
     def _subjects_of_code(self, rs: RelationSubjects, c: int) -> np.ndarray:
         a = bisect.bisect_left(self._inv_o, c, rs._lo, rs._hi)
         if a == rs._hi or self._inv_o[a] != c:
@@ -1011,6 +1033,46 @@ class KnowledgeGraph:
         a = b0 + int(np.searchsorted(values, lo, side="left"))
         b = b0 + int(np.searchsorted(values, hi, side="right"))
         return self._kept(("r", a, b), b - a, lambda: unique_ids(self.range_subj[a:b]))
+
+    def kept(self, key: tuple[object, ...], build: Callable[[], T]) -> T:
+        """``build()``, kept for the graph's life under ``key``: for the few values derived
+        from the whole graph that every TaskSet drawn from it needs again (the sampler's
+        pools), so a process that generates several pays for them once."""
+        if key not in self._kept_values:
+            self._kept_values[key] = build()
+        return self._kept_values[key]  # type: ignore[return-value]
+
+    def range_rows(self, relation: str, lo: float, hi: float) -> int:
+        """How many measured facts of ``relation`` fall in ``[lo, hi]`` (two bisections: an
+        upper bound on the size of :meth:`range_ids`, which is not built)."""
+        i = self._rel_index.get(relation)
+        if i is None:
+            return 0
+        values = self.range_vals[self._range_bounds[i] : self._range_bounds[i + 1]]
+        return int(np.searchsorted(values, hi, side="right")) - int(
+            np.searchsorted(values, lo, side="left")
+        )
+
+    def ids_in_range(self, ids: np.ndarray, relation: str, lo: float, hi: float) -> np.ndarray:
+        """The members of ``ids`` (sorted valid node ids) with a ``relation`` measure in
+        ``[lo, hi]``: ``intersect(ids, range_ids(relation, lo, hi))``, read from the facts of
+        ``ids`` (O(their facts)) rather than built from the range (O(its size), which for
+        "born before 1900" is a good part of the graph)."""
+        code = self._rel_index.get(relation)
+        if code is None or not len(ids):
+            return EMPTY
+        b0, b1 = self._range_bounds[code], self._range_bounds[code + 1]
+        values = self.range_vals[b0:b1]
+        a = b0 + int(np.searchsorted(values, lo, side="left"))
+        b = b0 + int(np.searchsorted(values, hi, side="right"))
+        kept = self._id_sets.get(("r", a, b))
+        if kept is not None:  # built before and kept: bisecting into it is cheaper
+            return intersect(ids, kept)
+        rows, owners = self.out_rows.rows_and_owners(ids)
+        mine = self.rel[rows] == code
+        m = self.val_measure[self.val[rows[mine]]]
+        inside = (m >= lo) & (m <= hi)  # NaN (no measure) compares false
+        return unique_ids(owners[mine][inside])
 
     def member_ids(self, kind: str) -> np.ndarray:
         """:meth:`members` as sorted ids (kept: there are few kinds)."""

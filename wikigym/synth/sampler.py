@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from wikigym.synth import idsets
-from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
+from wikigym.synth.evaluate import PROBE_RATIO, Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.idsets import has, intersect, minus
 from wikigym.synth.levels import structure_can_meet
@@ -193,7 +193,7 @@ class Sampler:
         self.g = graph
         self.rng = rng
         self.ev = Evaluator(graph)
-        self._same_pool: list[int] | None = None
+        self._same_pool: np.ndarray | None = None
         self._wide_ids: np.ndarray | None = None
         usable = set(graph.fwd) - {"instance_of"}
         if relations is not None:
@@ -203,15 +203,27 @@ class Sampler:
         self._leaves_held = 0
         self._rel_ok = np.array([r in self.relations for r in graph.relation_names], dtype=bool)
         self._rel_ok_list: list[bool] = self._rel_ok.tolist()
-        ok = graph.rows_with(self.relations)
-        seen = np.zeros(graph.n_nodes, dtype=bool)
-        seen[graph.subj[ok]] = True
-        self.entities = np.flatnonzero(seen).astype(np.int64)  # ascending, as np.unique
-        self.entities.flags.writeable = False
-        single = ok & graph.single_literal_rows()
-        self.literal_rows = np.flatnonzero(single).astype(np.int64)
-        roles = graph.rows_with(r for r in self.relations if relation_text(r).role)
-        self.role_rows = np.flatnonzero(roles & graph.entity_rows()).astype(np.int64)
+        # The pools depend on the graph and the relations only: kept on the graph, so a
+        # process that draws several TaskSets from one snapshot builds them once.
+        self._key = ("sampler", tuple(sorted(self.relations)))
+        self.entities, self.literal_rows, self.role_rows = graph.kept(
+            (*self._key, "pools"), self._pools
+        )
+
+    def _pools(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(entities with a usable fact, ascending; rows of single literal facts; rows of
+        role facts with entity objects)."""
+        g = self.g
+        ok = g.rows_with(self.relations)
+        seen = np.zeros(g.n_nodes, dtype=bool)
+        seen[g.subj[ok]] = True
+        entities = np.flatnonzero(seen).astype(np.int64)  # ascending, as np.unique
+        entities.flags.writeable = False
+        single = ok & g.single_literal_rows()
+        literal_rows = np.flatnonzero(single).astype(np.int64)
+        roles = g.rows_with(r for r in self.relations if relation_text(r).role)
+        role_rows = np.flatnonzero(roles & g.entity_rows()).astype(np.int64)
+        return entities, literal_rows, role_rows
 
     # ---- entry --------------------------------------------------------------------
     def draft(self, level: str, form: str, want_yes: bool = True) -> Draft | None:
@@ -282,27 +294,29 @@ class Sampler:
         """An entity with two relations to one object ("born and died in the same city"),
         or -1 when the graph has none."""
         if self._same_pool is None:
-            g = self.g
-            roles = sorted(
-                r
-                for r in self.relations
-                if relation_text(r).role and g.rel_types.get(r) == "entity"
-            )
-            kinds = {r: g.relation_kind(r, "object") for r in roles}
-
-            def can_share(a: str, b: str) -> bool:  # objects of two different kinds cannot
-                return kinds[a] is None or kinds[b] is None or kinds[a] == kinds[b]
-
-            parts = [
-                same_object_ids(g, a, b)
-                for i, a in enumerate(roles)
-                for b in roles[i + 1 :]
-                if can_share(a, b)
-            ]
-            self._same_pool = idsets.union_all(parts).tolist()
-        if not self._same_pool:
+            self._same_pool = self.g.kept((*self._key, "same"), self._same_ids)
+        if not len(self._same_pool):
             return -1
-        return self._same_pool[int(self.rng.integers(len(self._same_pool)))]
+        return int(self._same_pool[int(self.rng.integers(len(self._same_pool)))])
+
+    def _same_ids(self) -> np.ndarray:
+        """Every entity with two role relations to one object (see :meth:`_pick_same`)."""
+        g = self.g
+        roles = sorted(
+            r for r in self.relations if relation_text(r).role and g.rel_types.get(r) == "entity"
+        )
+        kinds = {r: g.relation_kind(r, "object") for r in roles}
+
+        def can_share(a: str, b: str) -> bool:  # objects of two different kinds cannot
+            return kinds[a] is None or kinds[b] is None or kinds[a] == kinds[b]
+
+        parts = [
+            same_object_ids(g, a, b)
+            for i, a in enumerate(roles)
+            for b in roles[i + 1 :]
+            if can_share(a, b)
+        ]
+        return idsets.union_all(parts)
 
     def _measure_of(self, relation: str, e: int) -> float | None:
         ms = [self.g.f_measure[r] for r in self.g.fwd.get(relation, {}).get(e, ())]
@@ -345,10 +359,11 @@ class Sampler:
             return None
         return Draft(Extreme(rel, got[0], most), e, "superlative")
 
-    def _same_kind_measured(self, kind: str, rel: str, e: int) -> list[int]:
-        """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending."""
+    def _same_kind_measured(self, kind: str, rel: str, e: int) -> np.ndarray:
+        """The entities of ``kind`` with a ``rel`` measure, but ``e``, ascending (an array:
+        a pool can hold most of the graph, and one or two members are drawn from it)."""
         pool = self.g.ids_of_kind(self.g.measured_ids(rel), kind)
-        return pool[pool != e].tolist()
+        return pool[pool != e]
 
     def _comparison(self, shape: Shape) -> Draft | None:
         """Which of two or three described entities has the greatest or least measure."""
@@ -365,7 +380,7 @@ class Sampler:
         # three such chains rarely fit the oracle's call budget (on a 230k-article world,
         # phd comparisons of two gave twice the tasks per draft, in a third of the time).
         n_others = 1 + int(self.rng.random() < 0.5 and shape.depth <= 2)
-        others = [pool[int(i)] for i in self.rng.choice(len(pool), n_others, replace=False)]
+        others = [int(pool[int(i)]) for i in self.rng.choice(len(pool), n_others, replace=False)]
         members = [e, *others]
         values = [self._measure_of(rel, x) for x in members]
         if len({v for v in values}) != len(values) or any(v is None for v in values):
@@ -407,10 +422,10 @@ class Sampler:
             return None
         rel = nums[int(self.rng.integers(len(nums)))]
         kind = g.kinds[e]
-        pool = self._same_kind_measured(kind, rel, e) if kind else []
-        if not pool:
+        pool = self._same_kind_measured(kind, rel, e) if kind else idsets.EMPTY
+        if not len(pool):
             return None
-        other = pool[int(self.rng.integers(len(pool)))]
+        other = int(pool[int(self.rng.integers(len(pool)))])
         m1, m2 = self._measure_of(rel, e), self._measure_of(rel, other)
         left, right = self._described(e, depth, shape), self._described(other, depth, shape)
         if left is None or right is None or m1 is None or m2 is None:
@@ -540,12 +555,15 @@ class Sampler:
         with few relations rarely has enough of them (on a 230k-article world, 0-2% of the
         entities with 4-7 relations had a wide set, 7-8% of those with 8 or more)."""
         if self._wide_ids is None:
-            counts = self.g.relation_counts(self._rel_ok)
-            rich = np.flatnonzero(counts >= WIDE_RICH)
-            if not len(rich):  # a small world: every entity that could make one
-                rich = np.flatnonzero(counts >= WIDE_MIN)
-            self._wide_ids = rich.astype(idsets.ID_DTYPE)
+            self._wide_ids = self.g.kept((*self._key, "wide"), self._rich_ids)
         return self._wide_ids
+
+    def _rich_ids(self) -> np.ndarray:
+        counts = self.g.relation_counts(self._rel_ok)
+        rich = np.flatnonzero(counts >= WIDE_RICH)
+        if not len(rich):  # a small world: every entity that could make one
+            rich = np.flatnonzero(counts >= WIDE_MIN)
+        return rich.astype(idsets.ID_DTYPE)
 
     def _wide_answer(self, shape: Shape) -> Draft | None:
         """A wide draft: the answer's own description is a wide set, one of whose constraints
@@ -661,6 +679,17 @@ class Sampler:
                 return node
         return self._leaf_node(row, e_is_subject, shape)
 
+    def _within(self, cand: np.ndarray, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
+        """``cand`` (sorted ids) restricted to the set of the constraint ``node`` made from
+        ``row``; a range far larger than ``cand`` is decided on ``cand``'s own facts and
+        never built (the same ids)."""
+        g = self.g
+        if isinstance(node, Range) and PROBE_RATIO * len(cand) <= g.range_rows(
+            node.relation, node.lo, node.hi
+        ):
+            return g.ids_in_range(cand, node.relation, node.lo, node.hi)
+        return intersect(cand, self._leaf_set(node, row, e_is_subject))
+
     def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
         """The set of the constraint ``node`` that :meth:`_leaf_node` made from ``row``."""
         g = self.g
@@ -769,7 +798,7 @@ class Sampler:
         # One that keeps e alone among them would make every other one redundant.
         sized: list[tuple[int, Node, int, bool, np.ndarray]] = []
         for node, r, is_subj in drawn:
-            kept = intersect(cand, self._leaf_set(node, r, is_subj))
+            kept = self._within(cand, node, r, is_subj)
             if len(kept) >= 2 and has(kept, e):
                 sized.append((len(kept), node, r, is_subj, kept))
         sized.sort(key=lambda t: -t[0])  # the weakest first (stable: ties in the RNG's order)
@@ -793,11 +822,17 @@ class Sampler:
                 if cov[mask] or not all(cov[mask ^ b] for b in bits):
                     continue
                 # And the chain: without it, another entity of the kind meets the rest.
-                full = [self._leaf_set(pool[i][1], pool[i][2], pool[i][3]) for i in combo]
-                rest = idsets.intersect_all(full)
-                if len(g.ids_of_kind(rest, kind) if kind else rest) < 2:
+                weak = [pool[i][1] for i in combo]
+                if (
+                    len(
+                        self.ev.ids(
+                            Intersect((IsA(kind), *weak)) if kind else Intersect(tuple(weak))
+                        )
+                    )
+                    < 2
+                ):
                     continue
-                members = [chain_node, *(pool[i][1] for i in combo)]
+                members = [chain_node, *weak]
                 return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
         return None
 
@@ -870,15 +905,18 @@ class Sampler:
         ]
         # Literal facts first: they can be obfuscated into ranges.
         edges.sort(key=lambda rs: not (rs[1] and g.f_measure[rs[0]] is not None))
-        leaves = []
-        for r, is_subj in edges[:MAX_EXTRAS]:
-            if g.f_rel[r] in used_rels:
-                continue
-            node, alone = self._leaf_of_kind(r, is_subj, shape, g.kinds[e], kind_set)
-            leaves.append((node, alone, g.f_rel[r]))
-        for node, alone, rel in leaves:
+        # Every leaf is drawn first (ranges draw from the RNG, in edge order), and its set
+        # is built only when the loop reaches it: most layers finish after a leaf or two.
+        kind = g.kinds[e]
+        leaves = [
+            (self._leaf_node(r, is_subj, shape), r, is_subj, g.f_rel[r])
+            for r, is_subj in edges[:MAX_EXTRAS]
+            if g.f_rel[r] not in used_rels
+        ]
+        for node, r, is_subj, rel in leaves:
             if rel in used_rels:
                 continue
+            alone = self._leaf_set_of_kind(node, r, is_subj, kind, kind_set)
             # A constraint that identifies e alone would make the main one redundant.
             if len(alone) < 2 or not has(alone, e):
                 continue
