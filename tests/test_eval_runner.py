@@ -220,7 +220,7 @@ def test_synth_levels_calibrated(world: tuple[Path, Path, TaskSet], tmp_path: Pa
     levels = summary["levels"]
     assert list(levels) == ["easy", "medium", "hard", "phd"]
     rates = [levels[lv]["success_rate"] for lv in levels]
-    # Measured on this world: 0.62, 0.14, 0.00, 0.00 (wikigym.synth/5; synth/4 gave 0.62,
+    # Measured on this world: 0.62, 0.14, 0.04, 0.02 (wikigym.synth/5; synth/4 gave 0.62,
     # 0.20, 0.06, 0.02): the heuristic solves almost no hard or phd task, so those two can tie.
     assert rates == sorted(rates, reverse=True) and rates[0] > rates[1] > rates[2], rates
     assert rates[-1] < 0.1 and rates[0] >= 0.4
