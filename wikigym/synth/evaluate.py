@@ -45,11 +45,6 @@ _DERIVED: weakref.WeakKeyDictionary[KnowledgeGraph, dict[object, object]] = (
     weakref.WeakKeyDictionary()
 )
 _DERIVED_LOCK = threading.Lock()
-# A range is tested on the entities the other constraints leave when it covers this many
-# times more facts than they are entities (an entity has a handful of facts to read, a
-# built range is sorted once); a range built before and kept is bisected into instead.
-# 4 and 16 measured within noise of each other on the 1M world (16 slightly ahead).
-PROBE_RATIO = 16
 
 
 def _derived(g: KnowledgeGraph) -> dict[object, object]:
@@ -174,8 +169,6 @@ class Evaluator:
         born in the 1770s": its set is most of the people, and building it to see that it
         is not the answer alone took 10-20 ms on a 1M-article world. The countries are few,
         and the one with the most such subjects bounds the set from below."""
-        if node in self._memo:
-            return len(self._memo[node])
         g = self.g
         if isinstance(node, Intersect):
             rest = [a for a in node.args if not isinstance(a, IsA)]
@@ -237,15 +230,12 @@ class Evaluator:
         acc = idsets.intersect_all(vals)  # type: ignore[arg-type]
         for kind in dict.fromkeys(a.kind for a in others if isinstance(a, IsA)):
             acc = g.ids_of_kind(acc, kind)
-        if not any(PROBE_RATIO * len(acc) <= g.range_rows(r.relation, r.lo, r.hi) for r in ranges):
+        if not any(g.probe_pays(len(acc), r.relation, r.lo, r.hi) for r in ranges):
             return None
         for r in ranges:
             if not len(acc):
                 break
-            if PROBE_RATIO * len(acc) <= g.range_rows(r.relation, r.lo, r.hi):
-                acc = g.ids_in_range(acc, r.relation, r.lo, r.hi)
-            else:
-                acc = idsets.intersect(acc, self.ids(r))
+            acc = g.ids_in_range(acc, r.relation, r.lo, r.hi)
         return acc
 
     def _eval(self, node: Node) -> Value_:

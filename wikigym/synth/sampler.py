@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from wikigym.synth import idsets
-from wikigym.synth.evaluate import PROBE_RATIO, Evaluator, number_key, same_object_ids
+from wikigym.synth.evaluate import Evaluator, number_key, same_object_ids
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.idsets import has, intersect, minus
 from wikigym.synth.levels import structure_can_meet
@@ -681,13 +681,9 @@ class Sampler:
 
     def _within(self, cand: np.ndarray, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
         """``cand`` (sorted ids) restricted to the set of the constraint ``node`` made from
-        ``row``; a range far larger than ``cand`` is decided on ``cand``'s own facts and
-        never built (the same ids)."""
-        g = self.g
-        if isinstance(node, Range) and PROBE_RATIO * len(cand) <= g.range_rows(
-            node.relation, node.lo, node.hi
-        ):
-            return g.ids_in_range(cand, node.relation, node.lo, node.hi)
+        ``row`` (a range is decided on ``cand``'s own facts when that pays: the same ids)."""
+        if isinstance(node, Range):
+            return self.g.ids_in_range(cand, node.relation, node.lo, node.hi)
         return intersect(cand, self._leaf_set(node, row, e_is_subject))
 
     def _leaf_set(self, node: Node, row: int, e_is_subject: bool) -> np.ndarray:
@@ -823,14 +819,8 @@ class Sampler:
                     continue
                 # And the chain: without it, another entity of the kind meets the rest.
                 weak = [pool[i][1] for i in combo]
-                if (
-                    len(
-                        self.ev.ids(
-                            Intersect((IsA(kind), *weak)) if kind else Intersect(tuple(weak))
-                        )
-                    )
-                    < 2
-                ):
+                rest = Intersect((IsA(kind), *weak)) if kind else Intersect(tuple(weak))
+                if len(self.ev.ids(rest)) < 2:
                     continue
                 members = [chain_node, *weak]
                 return Intersect((IsA(kind), *members)) if kind else Intersect(tuple(members))
