@@ -13,16 +13,17 @@ The experiment:
   (:mod:`wikigym.trainers.tag_chats`).
 - Train tasks: easy tasks synthesised on one generated world (``--train-world-seed``).
   Held-out tasks: easy tasks of a world generated with another seed (``--heldout-world-seed``:
-  other names, other facts), so success needs searching, not memorised facts; ``--heldout``
-  tasks (>= 500 for the result), with Wilson 95% intervals.
+  other names, other facts), so success needs searching, not memorised facts; 2,000 held-out
+  tasks (the untrained model: the first 500 of them), with Wilson 95% intervals.
 - Stages, each measured on the held-out tasks through the real env (real BM25 search, the
   env's binary reward, greedy decoding): ``untrained``; ``sft`` (TRL's ``SFTTrainer`` on the
   oracle trajectories of the train tasks replayed through the env as tag chats, loss on the
   assistant turns only: first turns alone, then whole chats); ``grpo`` (TRL's ``GRPOTrainer``
   from the SFT checkpoint in WikiSearch-v0 on the train tasks, with the ``cpu-tiny`` preset's
   stable settings: binary outcome, KL 0.001 with reference refresh, masking of truncated
-  episodes; episodes played by ``wikigym.trainers.rollout``). Per stage: success, tool-call
-  validity, mean steps, reward components.
+  episodes; episodes played by ``wikigym.trainers.rollout``; each turn capped at evaluation's
+  96 tokens and judged by the env there, so rambling loses reward instead of being masked).
+  Per stage: success, tool-call validity, mean steps, reward components.
 - Outputs (beside each other in ``benchmarks/results/``): ``learning_search.json``
   (``{"stages": [{"name", "split", "level", "n", "success", "ci_low", "ci_high", ...}],
   "command": ...}``), ``learning_search_curves.png`` (SFT loss, GRPO reward per step) and
@@ -69,6 +70,7 @@ class Sizes:
     heldout_articles: int
     train_tasks: int
     heldout: int
+    heldout_untrained: int
     hidden_size: int
     num_layers: int
     head_dim: int
@@ -80,6 +82,8 @@ class Sizes:
     grpo_steps: int
     grpo_batch: int
     grpo_lr: float
+    grpo_turn_tokens: int
+    grpo_completion_tokens: int
     max_new_tokens: int
     max_env_steps: int
 
@@ -93,7 +97,12 @@ FULL = Sizes(
     # entity's 3 results): copying needs many distinct questions (with ~4k a 2-layer model
     # memorised them and copied 20% of held-out questions; with ~24k, 73%).
     train_tasks=40000,
-    heldout=500,
+    # 2,000 held-out tasks (Wilson 95% half-width ~2.2 points at 50%, against ~4.4 with 500): the
+    # SFT-to-GRPO difference is resolved where it is ~5 points. The untrained model is measured
+    # on the first 500 of them (its episodes run out the step budget at 96 tokens a turn, 4x
+    # the trained stages' time per task; it solves none).
+    heldout=2000,
+    heldout_untrained=500,
     hidden_size=128,
     num_layers=2,
     head_dim=32,
@@ -109,12 +118,17 @@ FULL = Sizes(
     first_steps=600,
     sft_steps=450,
     sft_batch=32,
-    # GRPO probes from a 900-step plain-loop SFT checkpoint (200 held-out tasks, 41.0%): 40
-    # steps at 3e-4 gave 43.5%, at 1e-3 35.0%. From this SFT (45.0% of 500): 100 steps 48.2%,
-    # 200 steps 49.0%.
+    # GRPO probes from this SFT checkpoint (first 500 held-out tasks, SFT 45.0%), 100 steps:
+    # 4 tasks x 8 a step, no turn cap, 320-token budget: 48.2% (200 steps: 49.0%); the same at
+    # temperature 1.5: 45.0%; at lr 1e-3: 1.0% (completions grew to the budget, masked); 8
+    # tasks x 8 with no cap: the same collapse by step 60; 4 x 8 with the 96-token turn cap
+    # and the 320 budget (two capped turns do not fit: 47% masked): 42.2%; 8 x 8, the cap and
+    # a 640 budget (nothing masked, entropy flat): 49.0%.
     grpo_steps=200,
-    grpo_batch=32,
+    grpo_batch=64,
     grpo_lr=3e-4,
+    grpo_turn_tokens=96,
+    grpo_completion_tokens=640,
     max_new_tokens=96,
     max_env_steps=4,
 )
@@ -123,6 +137,7 @@ SMOKE = Sizes(
     heldout_articles=300,
     train_tasks=24,
     heldout=12,
+    heldout_untrained=12,
     hidden_size=64,
     num_layers=2,
     head_dim=32,
@@ -134,6 +149,8 @@ SMOKE = Sizes(
     grpo_steps=2,
     grpo_batch=8,
     grpo_lr=3e-4,
+    grpo_turn_tokens=96,
+    grpo_completion_tokens=640,
     max_new_tokens=96,
     max_env_steps=4,
 )
@@ -219,10 +236,17 @@ def spec_for(world: Path, n_tasks: int, task_seed: int, sizes: Sizes) -> Any:
 
 
 def evaluate(
-    model_dir: Path, spec: Any, *, max_new_tokens: int, system: bool, batch: int = 32
+    model_dir: Path,
+    spec: Any,
+    *,
+    max_new_tokens: int,
+    system: bool,
+    limit: int | None = None,
+    batch: int = 32,
 ) -> dict:
-    """Greedy episodes of every task of ``spec`` with the compact prompt (its system text if
-    ``system``), through the env."""
+    """Greedy episodes of every task of ``spec`` (the first ``limit``, if given) with the
+    compact prompt (its system text if ``system``), through the env. ``batch`` 32: larger
+    batches were slower here (padding; 128 took 1.9x as long for the untrained model)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -232,7 +256,7 @@ def evaluate(
     tok = AutoTokenizer.from_pretrained(model_dir)
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    tasks = list(spec.taskset())
+    tasks = list(spec.taskset())[:limit]
     results: list[dict[str, Any]] = []
     for start in range(0, len(tasks), batch):
         chunk = tasks[start : start + batch]
@@ -309,6 +333,8 @@ def run_grpo(
     steps: int,
     batch: int,
     learning_rate: float,
+    turn_tokens: int,
+    completion_tokens: int,
     seed: int,
     system: bool,
 ) -> tuple[Path, list[dict]]:
@@ -335,9 +361,13 @@ def run_grpo(
             "learning_rate": learning_rate,
             "num_generations": 8,
             "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
-            # Two turns and their results take ~200 tokens; a sampled turn that repeats a word
-            # until the budget is masked (truncated) either way, and costs its length to generate.
-            "max_completion_length": 320,
+            # A turn is capped as evaluation caps it, and judged by the env there: a rambling
+            # turn scores 0 instead of running to the budget and leaving the loss masked (with
+            # no cap and 320 tokens the completions grew to the budget, masked, and greedy
+            # success fell to ~0). The budget fits two capped turns and their results, so a
+            # cut by it (masked) is rare.
+            "max_turn_tokens": turn_tokens,
+            "max_completion_length": completion_tokens,
             "ref_model_sync_steps": 20,
         },
     )
@@ -482,10 +512,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     stages: list[dict[str, Any]] = []
 
-    def measure(name: str, model_dir: Path) -> None:
+    def measure(name: str, model_dir: Path, limit: int | None = None) -> None:
         t = time.perf_counter()
         m = evaluate(
-            model_dir, held, max_new_tokens=sizes.max_new_tokens, system=recipe.system_text
+            model_dir,
+            held,
+            max_new_tokens=sizes.max_new_tokens,
+            system=recipe.system_text,
+            limit=limit,
         )
         timings[f"eval_{name}"] = time.perf_counter() - t
         stages.append({"name": name, "split": "heldout", "level": LEVEL, **m})
@@ -517,7 +551,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "sft_reused": reused,
                 "sft_made_by_earlier_run": sft_made,
             },
-            "heldout": {"world_seed": args.heldout_world_seed, "tasks": sizes.heldout},
+            "heldout": {
+                "world_seed": args.heldout_world_seed,
+                "tasks": sizes.heldout,
+                "untrained_tasks": min(sizes.heldout, sizes.heldout_untrained),
+            },
             "seconds": {k: round(v, 1) for k, v in timings.items()}
             | {"total": round(time.perf_counter() - t0, 1)},
             "cpu_seconds": round(time.process_time() - c0, 1),
@@ -564,6 +602,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps=sizes.grpo_steps,
         batch=sizes.grpo_batch,
         learning_rate=sizes.grpo_lr,
+        turn_tokens=sizes.grpo_turn_tokens,
+        completion_tokens=sizes.grpo_completion_tokens,
         seed=args.seed,
         system=recipe.system_text,
     )
@@ -571,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure("grpo", grpo)
     write(False)
     plot(RESULTS, tag, stages, sft_loss, history)
-    measure("untrained", base)
+    measure("untrained", base, limit=sizes.heldout_untrained)
     result = write(True)
     plot(RESULTS, tag, sorted(stages, key=lambda st: order[st["name"]]), sft_loss, history)
     print(json.dumps(result, indent=2))
@@ -600,8 +640,8 @@ def plot(
     a.set_title("SFT cold start")
     rows = [h for h in history if isinstance(h.get("reward"), float)]
     steps, rewards = [h["step"] for h in rows], [h["reward"] for h in rows]
-    b.plot(steps, rewards, alpha=0.35, label="reward per step (4 tasks)")
-    window = 20  # a step's 4 tasks make its mean noisy; the trend is the running mean
+    b.plot(steps, rewards, alpha=0.35, label="reward per step")
+    window = 20  # a step's few tasks make its mean noisy; the trend is the running mean
     if len(rewards) >= window:
         mean = [sum(rewards[i - window : i]) / window for i in range(window, len(rewards) + 1)]
         b.plot(steps[window - 1 :], mean, label=f"running mean of {window} steps")

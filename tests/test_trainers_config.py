@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,12 @@ pytest.importorskip("trl")
 
 from wikigym.errors import WikigymError
 from wikigym.trainers.cli import add_parser
-from wikigym.trainers.grpo import TrainConfig, grpo_config_kwargs, reward_config_for
+from wikigym.trainers.grpo import (
+    TrainConfig,
+    build_grpo_config,
+    grpo_config_kwargs,
+    reward_config_for,
+)
 from wikigym.trainers.presets import PRESETS, get_preset
 from wikigym.trainers.vllm import server_command, vllm_overrides
 
@@ -53,6 +59,25 @@ def test_grpo_config_from_preset(tmp_path: Path) -> None:
     from trl import GRPOConfig
 
     assert set(kw) <= {f.name for f in fields(GRPOConfig)}
+
+
+def test_a_per_turn_cap_reaches_the_generator_under_its_name(tmp_path: Path) -> None:
+    """``max_turn_tokens`` caps one generation call (one turn of wikigym's rollout): TRL's
+    ``generate`` reads ``max_new_tokens``, vLLM's sampling ``max_tokens``."""
+    cfg = TrainConfig(output_dir=str(tmp_path), preset="cpu-tiny")
+    assert "generation_kwargs" not in grpo_config_kwargs(
+        cfg, get_preset("cpu-tiny"), max_env_steps=4
+    )
+    capped = replace(cfg, overrides={"max_turn_tokens": 96})
+    kw = grpo_config_kwargs(capped, get_preset("cpu-tiny"), max_env_steps=4)
+    assert kw["generation_kwargs"] == {"max_new_tokens": 96} and "max_turn_tokens" not in kw
+    vllm = replace(cfg, preset="single-gpu", use_vllm="colocate")
+    preset = get_preset("single-gpu").with_overrides(max_turn_tokens=512)
+    assert grpo_config_kwargs(vllm, preset, max_env_steps=4)["generation_kwargs"] == {
+        "max_tokens": 512
+    }
+    built = build_grpo_config(capped, get_preset("cpu-tiny"), max_env_steps=4)
+    assert built.generation_kwargs == {"max_new_tokens": 96}
 
 
 def test_vllm_colocate_and_server_configuration() -> None:

@@ -209,3 +209,41 @@ def test_act_continues_on_malformed_calls_and_stops_on_plain_text(spec: EnvSpec)
     (rec,) = sink.drain()
     assert rec.tool_calls == 2 and rec.valid_tool_calls == 1 and rec.steps == 3
     assert rec.tool_errors.get("no_tool_call") == 1 and rec.parse_failures >= 1
+
+
+def test_a_turn_at_the_generators_cap_is_judged_by_the_env_not_masked(
+    spec: EnvSpec, tiny_model: str
+) -> None:
+    """A turn that ends without a stop token while the completion budget has room hit the
+    generator's per-turn cap (``max_new_tokens``): the env acts on it as evaluation does, so
+    text without a call scores 0 (a rambling policy loses reward instead of leaving the loss),
+    and the template's end of turn follows it outside the loss (TRL keeps the rollout)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    (task_id,) = three_call_tasks(spec, 1)
+    row = next(r for r in dataset_rows(spec, num_rows=ROWS) if r["task_id"] == task_id)
+    scripted = ScriptedPolicy(tok, spec.taskset())
+
+    def capped(contexts: list[list[int]]) -> list[tuple[list[int], None]]:
+        return [(ids[:-1], None) for ids, _ in scripted(contexts)]  # no stop token: cut
+
+    sink = EpisodeSink()
+    factory = make_environment_factory(spec, sink)
+    out = run_rollouts(
+        [row["prompt"]] * 4,
+        [factory() for _ in range(4)],
+        [{"task_id": task_id, "seed": row["seed"]}] * 4,
+        tokenizer=tok,
+        generate=capped,
+        max_completion_length=3000,
+        stop_token_ids=[tok.eos_token_id, tok.pad_token_id],
+    )
+    assert out["env_reward"] == [1.0, 0.0, None, 1.0]  # as with stop tokens: judged, not cut
+    assert out["env_masked"] == [False, False, True, False]
+    assert [r.finished_by for r in sink.drain()] == ["tool", "no_answer", "budget", "tool"]
+    for ids, mask in zip(out["completion_ids"], out["env_mask"], strict=True):
+        assert ids[-1] == tok.eos_token_id and mask[-1] == 0  # the template's, not the model's
+    oracle_ids, oracle_mask = out["completion_ids"][0], out["env_mask"][0]
+    model_text = tok.decode([t for t, m in zip(oracle_ids, oracle_mask, strict=True) if m == 1])
+    assert model_text.count("<tool_call>") == 3 and "<|im_end|>" not in model_text

@@ -236,6 +236,12 @@ def grpo_config_kwargs(
         kwargs["vllm_importance_sampling_correction"] = False
     if kwargs["beta"] == 0.0:
         kwargs["sync_ref_model"] = False
+    turn = kwargs.pop("max_turn_tokens", None)
+    if turn is not None:
+        # One generation call is one turn (wikigym's rollout); vLLM names the cap max_tokens.
+        gen = dict(kwargs.get("generation_kwargs") or {})
+        gen.setdefault("max_tokens" if kwargs["use_vllm"] else "max_new_tokens", int(turn))
+        kwargs["generation_kwargs"] = gen
     try:
         import tensorboard  # noqa: F401
 

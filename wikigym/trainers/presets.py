@@ -39,6 +39,12 @@ correction                     C_max 2.0) when vLLM        from the trainer's (k
                                                            update unbiased-enough and bounded.
 temperature                    1.0                         On-policy sampling (what the IS
                                                            correction and the KL assume).
+max_turn_tokens                None (settable)             A per-turn cap: a turn cut there is
+                                                           judged by the env, so rambling
+                                                           loses reward; masked, it would
+                                                           leave the loss and grow (a tiny
+                                                           policy's completions ran to the
+                                                           budget within 60 GRPO steps).
 ============================  ==========================  ==================================
 
 Presets (:data:`PRESETS`): ``cpu-tiny`` (tests and smoke runs on any machine: tiny batches,
@@ -96,6 +102,14 @@ class GRPOPreset:
     )
     max_completion_length: int = field(
         default=4096, metadata={"help": "Tokens of all assistant turns plus tool results."}
+    )
+    max_turn_tokens: int | None = field(
+        default=None,
+        metadata={
+            "help": "Tokens one assistant turn may take (None: the whole completion budget). "
+            "A turn cut there goes to the env as written and is scored, as in evaluation; "
+            "only a cut by max_completion_length is masked."
+        },
     )
     max_steps: int = field(default=500, metadata={"help": "Optimizer steps."})
     logging_steps: int = field(default=1, metadata={"help": "Log (and diagnose) every step."})

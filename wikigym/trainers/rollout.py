@@ -20,7 +20,9 @@ rollout, into the inputs the reward functions receive as keyword arguments.
    observation back as a ``tool`` message (its tokens are the chat template's, with
    ``env_mask`` 0); a turn without any attempt, or the env ending the episode, ends the rollout;
 4. a completion that outgrows ``max_completion_length`` (a turn cut mid-way, or a tool result
-   that does not fit) is masked like a length-cut completion when the trainer masks those.
+   that does not fit) is masked like a length-cut completion when the trainer masks those. A
+   turn that ends at the generator's per-turn cap (``max_new_tokens`` below the budget) is not
+   cut: the env judges it as written, as evaluation does, and scores a rambling turn.
 
 Extra fields returned (one value per rollout): ``env_reward`` (the env's total, None for a
 masked episode: :func:`rollout_reward` hands it to TRL, which then leaves the rollout out of the
@@ -240,9 +242,16 @@ def _advance(
     ep.add(new_ids, 1, logprobs)
     text = tokenizer.decode(new_ids, skip_special_tokens=True)
     ep.texts.append(text)
-    if not new_ids or new_ids[-1] not in stops:  # cut by the length budget mid-turn
-        ep.active, ep.cut = False, True
+    if not new_ids or (new_ids[-1] not in stops and len(new_ids) >= room):
+        ep.active, ep.cut = False, True  # cut by the completion budget mid-turn: masked
         return
+    if new_ids[-1] not in stops:
+        # The generator ended the turn with room left in the budget: it hit its per-turn cap
+        # (``max_new_tokens``). The env judges the turn as written, as in evaluation, and the
+        # template's end of turn follows it (outside the loss). Were such a turn masked like a
+        # budget cut, a policy that rambles would leave the loss instead of losing reward.
+        eos = tokenizer.eos_token_id
+        ep.add([int(eos) if eos in stops else min(stops)], 0, None)
     obs, attempted = ep.env._act(text)
     if not attempted or ep.env._done:
         ep.active = False
