@@ -34,10 +34,11 @@ The experiment:
 Deterministic given ``--seed`` and ``--threads`` (greedy evaluation, seeded SFT and GRPO;
 torch CPU kernels at a fixed thread count). Budget: <= 60 minutes on a 2-core machine at the
 default sizes (``--threads 1``: on a shared machine one thread ran a step 5x faster than two,
-whose threads wait on each other when either is descheduled). Measured: chats 0.8 minutes,
-SFT 28.9, GRPO 19.3 (200 steps), the three evaluations 2.8; 3.5 more to build the worlds. ``--reuse-sft`` starts from the
-SFT checkpoint a previous run left in the work folder when it was made with the same settings
-(evaluation and GRPO rerun).
+whose threads wait on each other when either is descheduled). Measured (the committed
+result, with other jobs beside it): worlds and tasks 1.8 minutes, chats 0.6, SFT 22.5 (the run
+that made the checkpoint), GRPO 24.1 (200 steps of 64 episodes), the three evaluations 4.1:
+53.2 in all. ``--reuse-sft`` starts from the SFT checkpoint a previous run left in the work
+folder when it was made with the same settings (evaluation and GRPO rerun).
 
     python benchmarks/bench_learning_search.py            # the result
     python benchmarks/bench_learning_search.py --smoke    # pipeline check (minutes)
@@ -46,6 +47,7 @@ SFT checkpoint a previous run left in the work folder when it was made with the 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import shutil
@@ -121,7 +123,7 @@ FULL = Sizes(
     # GRPO probes from this SFT checkpoint (first 500 held-out tasks, SFT 45.0%), 100 steps:
     # 4 tasks x 8 a step, no turn cap, 320-token budget: 48.2% (200 steps: 49.0%); the same at
     # temperature 1.5: 45.0%; at lr 1e-3: 1.0% (completions grew to the budget, masked); 8
-    # tasks x 8 with no cap: the same collapse by step 60; 4 x 8 with the 96-token turn cap
+    # tasks x 8 with no cap: the same collapse by step 40; 4 x 8 with the 96-token turn cap
     # and the 320 budget (two capped turns do not fit: 47% masked): 42.2%; 8 x 8, the cap and
     # a 640 budget (nothing masked, entropy flat): 49.0%.
     grpo_steps=200,
@@ -155,6 +157,32 @@ SMOKE = Sizes(
     max_env_steps=4,
 )
 
+# The same experiment at a larger size on one GPU (``--gpu``: benchmarks/gpu/). Not yet run:
+# no GPU machine has been lent to this project's sessions; the sizes scale the CPU run (a
+# model ~60x larger, 8x the GRPO tasks a step) to fit ~10 minutes of an H200 with vLLM, and
+# its first run calibrates them.
+GPU = Sizes(
+    articles=20000,
+    heldout_articles=3000,
+    train_tasks=40000,
+    heldout=2000,
+    heldout_untrained=500,
+    hidden_size=512,
+    num_layers=8,
+    head_dim=64,
+    vocab_size=4096,
+    search_k=3,
+    first_steps=600,
+    sft_steps=1200,
+    sft_batch=64,
+    grpo_steps=100,
+    grpo_batch=512,
+    grpo_lr=1e-4,
+    grpo_turn_tokens=96,
+    grpo_completion_tokens=640,
+    max_new_tokens=96,
+    max_env_steps=4,
+)
 
 SFT_MADE_BY = "made_by.json"
 
@@ -243,6 +271,7 @@ def evaluate(
     system: bool,
     limit: int | None = None,
     batch: int = 32,
+    device: str = "cpu",
 ) -> dict:
     """Greedy episodes of every task of ``spec`` (the first ``limit``, if given) with the
     compact prompt (its system text if ``system``), through the env. ``batch`` 32: larger
@@ -256,6 +285,7 @@ def evaluate(
     tok = AutoTokenizer.from_pretrained(model_dir)
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    model.to(torch.device(device))  # in place (nn.Module.to)
     tasks = list(spec.taskset())[:limit]
     results: list[dict[str, Any]] = []
     for start in range(0, len(tasks), batch):
@@ -272,7 +302,7 @@ def evaluate(
                 tok.apply_chat_template(msgs[i], add_generation_prompt=True, tokenize=False)
                 for i in live
             ]
-            enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+            enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             with torch.no_grad():
                 out = model.generate(
                     **enc,
@@ -281,8 +311,8 @@ def evaluate(
                     pad_token_id=tok.pad_token_id,
                 )
             for j, i in enumerate(live):
-                action = tok.decode(
-                    out[j, enc["input_ids"].shape[1] :], skip_special_tokens=True
+                action = str(
+                    tok.decode(out[j, enc["input_ids"].shape[1] :], skip_special_tokens=True)
                 ).strip()
                 obs, reward, term, trunc, info = envs[i].step(action)
                 s = state[i]
@@ -337,8 +367,12 @@ def run_grpo(
     completion_tokens: int,
     seed: int,
     system: bool,
+    gpu: bool = False,
 ) -> tuple[Path, list[dict]]:
-    """GRPO from the SFT checkpoint on the train tasks (compact prompt, rollout_func path)."""
+    """GRPO from the SFT checkpoint on the train tasks (compact prompt, rollout_func path):
+    the ``cpu-tiny`` preset, or with ``gpu`` the ``single-gpu`` one (the same stable settings;
+    vLLM colocate when installed, else transformers generation; no gradient checkpointing for
+    a model this small)."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -351,27 +385,31 @@ def run_grpo(
     from wikigym.trainers.rollout import make_rollout_func, rollout_reward
     from wikigym.trainers.tokenizer import load_tokenizer
 
+    preset_name = "single-gpu" if gpu else "cpu-tiny"
     cfg = TrainConfig(
         output_dir=str(out),
         model=str(sft),
-        preset="cpu-tiny",
+        preset=preset_name,
+        use_vllm=("colocate" if importlib.util.find_spec("vllm") else "off") if gpu else None,
         max_steps=steps,
         seed=seed,
         overrides={
+            "gradient_accumulation_steps": 1,
             "learning_rate": learning_rate,
             "num_generations": 8,
             "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
             # A turn is capped as evaluation caps it, and judged by the env there: a rambling
             # turn scores 0 instead of running to the budget and leaving the loss masked (with
             # no cap and 320 tokens the completions grew to the budget, masked, and greedy
-            # success fell to ~0). The budget fits two capped turns and their results, so a
+            # success fell to 1%). The budget fits two capped turns and their results, so a
             # cut by it (masked) is rare.
             "max_turn_tokens": turn_tokens,
             "max_completion_length": completion_tokens,
             "ref_model_sync_steps": 20,
-        },
+        }
+        | ({"gradient_checkpointing": False} if gpu else {}),
     )
-    preset = get_preset("cpu-tiny")
+    preset = get_preset(preset_name)
     args = build_grpo_config(cfg, preset, max_env_steps=int(spec.kwargs["max_steps"]))
     tok = load_tokenizer(str(sft))
     tok.padding_side = "left"
@@ -399,6 +437,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--smoke", action="store_true", help="tiny sizes: a pipeline check, not a result"
     )
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="the larger sizes on one CUDA GPU (benchmarks/gpu/): writes learning_search_gpu.*",
+    )
+    ap.add_argument(
+        "--out", type=Path, default=RESULTS, help="where the JSON and the PNGs are written"
+    )
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=WORK,
+        help="where worlds, tasks and checkpoints are cached (one folder per size and seed)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--train-world-seed", type=int, default=0)
     ap.add_argument("--heldout-world-seed", type=int, default=1)
@@ -421,19 +473,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.train_world_seed == args.heldout_world_seed:
         print("error: --heldout-world-seed must differ from --train-world-seed", file=sys.stderr)
         return 2
+    if args.gpu and args.smoke:
+        print("error: --gpu and --smoke are two sizes; pass one of them", file=sys.stderr)
+        return 2
 
     import torch
+
+    if args.gpu and not torch.cuda.is_available():
+        print(
+            "error: --gpu needs a CUDA device and torch sees none; run it on a GPU machine, "
+            "or drop --gpu for the CPU sizes",
+            file=sys.stderr,
+        )
+        return 2
+    device = "cuda" if args.gpu else "cpu"
 
     from wikigym.trainers.coldstart import ColdStartRecipe, sft_stages
     from wikigym.trainers.tag_chats import tag_chats
     from wikigym.trainers.tiny import TokenizerText, build_tiny_model
 
     torch.set_num_threads(args.threads)
-    sizes = SMOKE if args.smoke else FULL
-    tag = "learning_search_smoke" if args.smoke else "learning_search"
-    work = WORK / ("smoke" if args.smoke else "full") / f"seed{args.seed}"
+    profile = "smoke" if args.smoke else "gpu" if args.gpu else "full"
+    sizes = {"smoke": SMOKE, "gpu": GPU, "full": FULL}[profile]
+    tag = "learning_search" if profile == "full" else f"learning_search_{profile}"
+    work = args.work / profile / f"seed{args.seed}"
     work.mkdir(parents=True, exist_ok=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     c0 = time.process_time()
     timings: dict[str, float] = {}
@@ -520,6 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_new_tokens=sizes.max_new_tokens,
             system=recipe.system_text,
             limit=limit,
+            device=device,
         )
         timings[f"eval_{name}"] = time.perf_counter() - t
         stages.append({"name": name, "split": "heldout", "level": LEVEL, **m})
@@ -532,6 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.argv[1:] if argv is None else argv
     )
     order = {"untrained": 0, "sft": 1, "grpo": 2}
+    gpu_metrics: dict[str, Any] = {}
     chats_made = 0
     sft_made: dict[str, Any] | None = None
 
@@ -559,11 +627,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": {k: round(v, 1) for k, v in timings.items()}
             | {"total": round(time.perf_counter() - t0, 1)},
             "cpu_seconds": round(time.process_time() - c0, 1),
-            "machine": f"2 CPU cores, torch CPU, {args.threads} thread(s)",
+            "machine": f"2 CPU cores, torch CPU, {args.threads} thread(s)"
+            if not args.gpu
+            else f"one CUDA GPU, {args.threads} CPU thread(s)",
         }
-        tmp = RESULTS / f".{tag}.json.tmp"
+        if gpu_metrics:
+            result["gpu"] = gpu_metrics
+        tmp = out / f".{tag}.json.tmp"
         tmp.write_text(json.dumps(result, indent=2) + "\n")
-        tmp.replace(RESULTS / f"{tag}.json")
+        tmp.replace(out / f"{tag}.json")
         return result
 
     # The trained stages first: a run cut short (a loaded machine) keeps the informative ones.
@@ -576,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         chats_made = len(chats)
         t = time.perf_counter()
-        sft = sft_stages(base, chats, sft_dir, recipe)
+        sft = sft_stages(base, chats, sft_dir, recipe, cpu=not args.gpu)
         timings["sft"] = time.perf_counter() - t
         made = {
             "seconds": {k: round(timings[k], 1) for k in ("worlds", "chats", "sft")},
@@ -606,16 +678,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         completion_tokens=sizes.grpo_completion_tokens,
         seed=args.seed,
         system=recipe.system_text,
+        gpu=args.gpu,
     )
     timings["grpo"] = time.perf_counter() - t
+    if args.gpu:
+        gpu_metrics = throughput(history, sizes.grpo_batch) | {
+            "peak_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
+            "device": torch.cuda.get_device_name(0),
+            "generation": "vllm-colocate" if importlib.util.find_spec("vllm") else "transformers",
+        }
+        print(json.dumps({"gpu": gpu_metrics}), flush=True)
     measure("grpo", grpo)
     write(False)
-    plot(RESULTS, tag, stages, sft_loss, history)
+    plot(out, tag, stages, sft_loss, history)
     measure("untrained", base, limit=sizes.heldout_untrained)
     result = write(True)
-    plot(RESULTS, tag, sorted(stages, key=lambda st: order[st["name"]]), sft_loss, history)
+    plot(out, tag, sorted(stages, key=lambda st: order[st["name"]]), sft_loss, history)
     print(json.dumps(result, indent=2))
     return 0
+
+
+def throughput(history: list[dict], batch: int) -> dict[str, float]:
+    """GRPO's rollout tokens per second of step time and mean step time, from the trainer's
+    logged metrics (``completions/mean_length`` over a step's ``batch`` completions)."""
+    rows = [h for h in history if "step_time" in h and "completions/mean_length" in h]
+    seconds = sum(float(h["step_time"]) for h in rows)
+    tokens = sum(float(h["completions/mean_length"]) * batch for h in rows)
+    return {
+        "rollout_tokens_per_s": round(tokens / seconds, 1) if seconds else 0.0,
+        "step_time_s": round(seconds / len(rows), 3) if rows else 0.0,
+    }
 
 
 def plot(

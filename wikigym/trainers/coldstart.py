@@ -341,9 +341,12 @@ def sft_stages(
     out: Path,
     recipe: ColdStartRecipe,
     own: list[dict[str, Any]] | None = None,
+    *,
+    cpu: bool = True,
 ) -> Path:
     """The SFT stages of ``recipe`` from ``base`` (TRL's ``SFTTrainer``, assistant turns only,
-    float32 on the CPU); returns the final checkpoint under ``out``.
+    float32 on the CPU; ``cpu=False``: on the trainer's accelerator, bf16); returns the final
+    checkpoint under ``out``.
 
     With ``own`` (the chats of the tasks a GRPO run will play) a last stage of
     ``recipe.own_steps`` fits those alone, at a third of the rate. It is what makes the
@@ -363,8 +366,8 @@ def sft_stages(
         "lr_scheduler_type": recipe.lr_scheduler_type,
         "max_length": recipe.max_length,
         "seed": recipe.seed,
-        "use_cpu": True,
-        "bf16": False,
+        "use_cpu": cpu,
+        "bf16": not cpu,
         "group_by_length": recipe.group_by_length,
     }
     model = str(base)

@@ -99,7 +99,11 @@ class TrainConfig:
         default_factory=dict, metadata={"help": "Extra env keyword arguments."}
     )
     overrides: dict[str, Any] = field(
-        default_factory=dict, metadata={"help": "Preset field overrides (GRPOConfig names)."}
+        default_factory=dict,
+        metadata={
+            "help": "Preset field overrides (GRPOConfig names, and max_turn_tokens: a per-turn "
+            "token cap)."
+        },
     )
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an existing output directory."}

@@ -44,7 +44,7 @@ max_turn_tokens                None (settable)             A per-turn cap: a tur
                                                            loses reward; masked, it would
                                                            leave the loss and grow (a tiny
                                                            policy's completions ran to the
-                                                           budget within 60 GRPO steps).
+                                                           budget within 40 GRPO steps).
 ============================  ==========================  ==================================
 
 Presets (:data:`PRESETS`): ``cpu-tiny`` (tests and smoke runs on any machine: tiny batches,
@@ -107,8 +107,8 @@ class GRPOPreset:
         default=None,
         metadata={
             "help": "Tokens one assistant turn may take (None: the whole completion budget). "
-            "A turn cut there goes to the env as written and is scored, as in evaluation; "
-            "only a cut by max_completion_length is masked."
+            "With rollout_func, a turn cut there goes to the env as written and is scored, as "
+            "in evaluation; only a cut by max_completion_length is masked."
         },
     )
     max_steps: int = field(default=500, metadata={"help": "Optimizer steps."})
