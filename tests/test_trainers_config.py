@@ -76,6 +76,12 @@ def test_a_per_turn_cap_reaches_the_generator_under_its_name(tmp_path: Path) -> 
     assert grpo_config_kwargs(vllm, preset, max_env_steps=4)["generation_kwargs"] == {
         "max_tokens": 512
     }
+    with pytest.raises(WikigymError, match="max_turn_tokens must be a positive integer"):
+        grpo_config_kwargs(
+            replace(cfg, overrides={"max_turn_tokens": "96"}),
+            get_preset("cpu-tiny"),
+            max_env_steps=4,
+        )
     built = build_grpo_config(capped, get_preset("cpu-tiny"), max_env_steps=4)
     assert built.generation_kwargs == {"max_new_tokens": 96}
 

@@ -241,6 +241,8 @@ def grpo_config_kwargs(
     if kwargs["beta"] == 0.0:
         kwargs["sync_ref_model"] = False
     turn = kwargs.pop("max_turn_tokens", None)
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 1):
+        raise ConfigError(f"max_turn_tokens must be a positive integer (tokens), got {turn!r}")
     if turn is not None:
         # One generation call is one turn (wikigym's rollout); vLLM names the cap max_tokens.
         gen = dict(kwargs.get("generation_kwargs") or {})
