@@ -6,6 +6,7 @@ A mistake prints one line on stderr and exits non-zero (:mod:`wikigym.cliutil`).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from wikigym import __version__
 from wikigym.cliutil import CliParser, run_command
 from wikigym.corpora import cli as corpus_cli
-from wikigym.errors import WikigymError
+from wikigym.errors import ConfigError, WikigymError
 from wikigym.eval import cli as eval_cli
 from wikigym.integrations.serve import cli as serve_cli
 from wikigym.synth import cli as synth_cli
@@ -57,7 +58,16 @@ def build_parser() -> CliParser:
         "--trust",
         action="store_true",
         help="allow a trajectory that asks for python='unsafe' (model code run on this host "
-        "without a sandbox); only for files you made yourself",
+        "without a sandbox) or for sandbox limits above --sandbox-limits; only for files "
+        "you made yourself",
+    )
+    r.add_argument(
+        "--sandbox-limits",
+        metavar="JSON",
+        help="the most each sandbox limit of the replay may be, as a JSON object of some of "
+        "cpu_seconds, wall_seconds, memory_mb, max_processes, max_output_bytes, "
+        "max_file_bytes (e.g. '{\"wall_seconds\": 30}'; the others: their defaults); a file "
+        "asking for more is refused (default: the defaults)",
     )
     r.set_defaults(func=cmd_replay)
     return parser
@@ -117,7 +127,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from wikigym.envs.replay import replay
 
-    steps, divergence = replay(args.trajectory, trust=args.trust)
+    ceiling = None
+    if args.sandbox_limits is not None:
+        try:
+            ceiling = json.loads(args.sandbox_limits)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"--sandbox-limits expects a JSON object such as '{{\"wall_seconds\": 30}}', "
+                f"got {args.sandbox_limits[:80]!r} ({exc.msg})"
+            ) from None
+    steps, divergence = replay(args.trajectory, trust=args.trust, sandbox_limits=ceiling)
     if divergence is not None:
         print(divergence.describe())  # the detail; the verdict is the one stderr line
         raise WikigymError(

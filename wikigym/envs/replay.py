@@ -11,6 +11,7 @@ data: :mod:`wikigym.envs.trajectory_file` validates it and allow-lists the env i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.sandbox import SandboxLimits
 from wikigym.envs.trajectory_file import (
     FORMAT,
     REPLAYABLE_ENV_IDS,
@@ -144,28 +146,41 @@ def load_trajectory(path: str | Path) -> list[dict[str, Any]]:
     return [header.model_dump(), *(s.model_dump() for s in steps)]
 
 
-def replay(path: str | Path, *, trust: bool = False) -> tuple[int, Divergence | None]:
+def replay(
+    path: str | Path,
+    *,
+    trust: bool = False,
+    sandbox_limits: SandboxLimits | Mapping[str, Any] | None = None,
+) -> tuple[int, Divergence | None]:
     """Re-run a recorded trajectory and compare every observation, reward, flag and info.
 
     The file is untrusted data (see :mod:`wikigym.envs.trajectory_file`): only wikigym's env
-    ids and allow-listed arguments are accepted, and ``python="unsafe"`` only with ``trust``.
+    ids and allow-listed arguments are accepted, ``python="unsafe"`` only with ``trust``, and
+    the sandbox limits the file asks for only up to ``sandbox_limits``.
 
     Args:
         path: The trajectory file.
         trust: Allow a trajectory that asks for ``python="unsafe"`` (model code run on the
-            host without a sandbox). Only for files you made yourself.
+            host without a sandbox) or for sandbox limits above ``sandbox_limits``. Only for
+            files you made yourself.
+        sandbox_limits: The replayer's ceilings (a :class:`SandboxLimits` or a dict of some
+            of its fields; None: the defaults). The replay runs with the file's own limits,
+            which may be lower, never higher.
 
     Returns:
         ``(steps replayed, first divergence or None)``.
 
     Raises:
-        TrajectoryError: A malformed or hostile file, an env that is not replayable, a header
+        SandboxLimitsError: ``sandbox_limits`` names an unknown field or a bad value.
+        TrajectoryError: A malformed or hostile file, an env that is not replayable, limits
+            above the ceilings, a header
             whose snapshot_id/taskset_id/task_id differ from the replayed env's, steps after
             the episode ended, or a recording that stops before its episode ended.
     """
     path = Path(path)
+    ceiling = None if sandbox_limits is None else SandboxLimits.from_value(sandbox_limits)
     header, steps = load_header_and_steps(path)
-    kwargs = replay_env_args(header, path, trust=trust)
+    kwargs = replay_env_args(header, path, trust=trust, sandbox_limits=ceiling)
     for n, rec in enumerate(steps[:-1], 1):
         if rec.terminated or rec.truncated:
             raise TrajectoryError(
