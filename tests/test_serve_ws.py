@@ -311,3 +311,25 @@ def test_an_env_exception_ends_that_episode_only(server) -> None:
         ws.send(frame(CLOSE, struct.pack("!H", 1000)))
         assert ws.close_code() == 1000
     wait_idle(url)
+
+
+def test_a_failed_first_reset_leaves_the_session_usable(server) -> None:
+    """Issue 33: a session whose first reset fails (an unknown task id) resets and steps on;
+    Gymnasium's passive checker used to turn every later step into EXECUTION_ERROR."""
+    url, _ = server
+    ws = Raw(url)
+    bad = json.dumps({"type": "reset", "data": {"seed": 1, "task_id": "no-such-task"}})
+    for _ in range(2):
+        ws.send(frame(TEXT, bad.encode()))
+        error = ws.message()
+        assert error["type"] == "error" and error["data"]["code"] == "VALIDATION_ERROR", error
+    ws.send(frame(TEXT, RESET))
+    assert ws.message()["data"]["observation"]["info"]["step"] == 0
+    for n in (1, 2):
+        ws.send(frame(TEXT, json.dumps({"type": "step", "data": {"message": "hi"}}).encode()))
+        reply = ws.message()
+        assert reply["type"] == "observation", reply
+        assert reply["data"]["observation"]["info"]["step"] == n
+    ws.send(frame(CLOSE, struct.pack("!H", 1000)))
+    assert ws.close_code() == 1000
+    wait_idle(url)
