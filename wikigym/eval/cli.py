@@ -55,7 +55,7 @@ def add_parser(sub: SubParsers) -> None:
         "--timeout",
         type=bounded(float, 0.001),
         default=120.0,
-        help="per-request timeout (s) for openai:URL",
+        help="deadline (s) of each request of openai:URL, from connecting to the reply's last byte",
     )
     p.add_argument(
         "--max-new-tokens",
