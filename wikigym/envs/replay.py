@@ -10,7 +10,9 @@ data: :mod:`wikigym.envs.trajectory_file` validates it and allow-lists the env i
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +37,24 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False))
 
 
+_STEM_CHARS = 64
+
+
+def file_stem(task_id: str) -> str:
+    """A file name part for ``task_id``: the id itself when it is short and made of ASCII
+    letters, digits, ``.``, ``_`` and ``-`` (not starting with ``.``); else such characters
+    (others become ``_``, at most 64) and 12 hex of the id's sha256, so that any id, of any
+    length or alphabet, gives a short, portable name that still tells ids apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id)[:_STEM_CHARS].lstrip(".")
+    if safe == task_id:
+        return safe
+    digest = hashlib.sha256(task_id.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+    return f"{safe}-{digest}" if safe else digest
+
+
 class RecordTrajectory(gym.Wrapper[str, str, str, str]):
-    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<task_id>.jsonl``.
+    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<stem>.jsonl``
+    (``stem``: :func:`file_stem` of the task id).
 
     Args:
         env: The environment (its unwrapped env must expose ``spec_kwargs``).
@@ -107,8 +125,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         return obs, reward, terminated, truncated, info
 
     def _write(self) -> None:
-        task = str(self._lines[0].get("task_id", "task")).replace("/", "_")
-        path = self.directory / f"{self._count:06d}-{task}.jsonl"
+        task = str(self._lines[0].get("task_id") or "task")
+        path = self.directory / f"{self._count:06d}-{file_stem(task)}.jsonl"
         with path.open("w", encoding="utf-8") as f:
             for line in self._lines:
                 f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
