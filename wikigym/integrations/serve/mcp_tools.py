@@ -231,11 +231,12 @@ async def openenv_rpc(episodes: McpEpisodes, body: Any) -> dict[str, Any]:
             f"unknown session_id {quote(session_id)}; open one with openenv/session/create",
         )
     if method == "openenv/session/close":
-        if session.attached:
+        if found.attached:  # closed when its WebSocket detaches
+            found.persistent = False
             return _rpc_result(
                 request_id, {"session_id": session_id, "closed": False, "closing": True}
             )
-        pool.close(session)
+        pool.close(found)
         return _rpc_result(request_id, {"session_id": session_id, "closed": True})
     name = params.get("name")
     if not isinstance(name, str):

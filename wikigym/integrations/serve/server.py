@@ -64,7 +64,9 @@ def uvicorn_server(app: Any, loop: str = "auto") -> Any:
             log_level="warning",
             timeout_graceful_shutdown=max(1, int(hub.limits.drain_s + 0.999)),
             loop=loop,
-            # the head and body bounds are HttpFront's; Uvicorn's own stay as a second line
+            # asyncio accepts up to `backlog` connections in one go before any protocol sees
+            # them: half the reserve, so an accept burst stays under the descriptor limit
+            backlog=max(16, hub.limits.fd_reserve // 2),
         )
     )
 
