@@ -60,6 +60,8 @@ def is_error(result: Any) -> bool:
 def as_step(result: Any) -> tuple[str, Any, Any, bool]:
     """``(text, info, reward, done)`` of a ``CallToolResult``."""
     structured = structured_of(result)
+    if structured is None:  # refused before any step (no episode, unknown tool)
+        return (result.content[0].text, None, None, False)
     return (
         result.content[0].text,
         structured["info"],
