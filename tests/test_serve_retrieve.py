@@ -211,7 +211,7 @@ def _search_r1_methods(path: Path) -> type:
         type_ignores=[],
     )
     namespace: dict[str, Any] = {"requests": requests, "List": list}
-    exec(compile(ast.fix_missing_locations(module), str(path), "exec"), namespace)  # noqa: S102
+    exec(compile(ast.fix_missing_locations(module), str(path), "exec"), namespace)
     return namespace["Manager"]
 
 

@@ -22,7 +22,7 @@ need("uvicorn")
 need("picows")
 
 from wikigym.integrations.serve import ServeConfig  # noqa: E402
-from wikigym.integrations.serve import server as server_module  # noqa: E402
+from wikigym.integrations.serve.config import ServeLimits  # noqa: E402
 from wikigym.integrations.serve.server import serve_in_thread  # noqa: E402
 from wikigym.integrations.serve.ws import MAX_MESSAGE_BYTES, MAX_PENDING  # noqa: E402
 from wikigym.tasks.defaults import default_resources, default_tasks_path  # noqa: E402
@@ -271,11 +271,12 @@ def test_http_shares_the_port_and_silent_connections_are_dropped(
     assert ws.message()["type"] == "observation"
     # a request head that never ends is refused, not buffered without bound
     with socket.create_connection((host, int(port)), timeout=30) as slow:
-        slow.sendall(b"GET /health HTTP/1.1\r\nX: " + b"a" * (server_module.MAX_HEAD_BYTES + 1))
+        slow.sendall(b"GET /health HTTP/1.1\r\nX: " + b"a" * (ServeLimits().max_head_bytes + 1))
         reply = slow.recv(65536)
         assert reply.startswith(b"HTTP/1.1 4") or reply == b""
     # a connection that sends nothing is closed after the head timeout
-    monkeypatch.setattr(server_module, "HEAD_TIMEOUT_S", 0.3)
+    connections = server[1].state.hub.connections
+    monkeypatch.setattr(connections, "limits", ServeLimits(head_timeout_s=0.3))
     with socket.create_connection((host, int(port)), timeout=10) as silent:
         start = time.monotonic()
         assert silent.recv(1) == b""
