@@ -312,3 +312,19 @@ def test_an_env_exception_ends_that_episode_only(server) -> None:
         ws.send(frame(CLOSE, struct.pack("!H", 1000)))
         assert ws.close_code() == 1000
     wait_idle(url)
+
+
+def test_connections_send_without_nagle_delay(server) -> None:
+    """Accepted sockets have TCP_NODELAY (asyncio sets it only on a socket whose proto is TCP):
+    an HTTP response written as head then body is not held for the client's delayed ACK."""
+    url, app = server
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", "/health")
+    assert conn.getresponse().read()
+    transports = list(app.state.hub.connections.open.values())
+    assert transports
+    for transport in transports:
+        sock = transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    conn.close()
