@@ -38,7 +38,7 @@ from wikigym.tasks.defaults import default_resources, default_tasks_path  # noqa
 ROOT = Path(__file__).resolve().parents[1]
 FD_LIMIT = 1024
 MB = 1 << 20
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # ~2 min; CI runs it in .venv-serve
 
 
 class Server:
