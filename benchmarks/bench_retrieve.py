@@ -54,14 +54,14 @@ def make_queries(snapshot: Any, n: int) -> list[str]:
 def in_process(snapshot: Any, queries: list[str]) -> tuple[dict[str, Any], list[list[str]]]:
     """The queries one after another in this process: q/s, per-query latency, the hits."""
     lat, hits = [], []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     for q in queries:
         t = time.perf_counter()
         found = snapshot.search(q, TOPK)
         lat.append(time.perf_counter() - t)
         hits.append([str(h.passage_id) for h in found])
-    wall = time.perf_counter() - start
-    return _row("in-process Snapshot.search", 1, len(queries), wall, lat, 0, None), hits
+    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    return _row("in-process Snapshot.search", 1, len(queries), wall, lat, 0, cpu), hits
 
 
 async def client(
@@ -211,6 +211,7 @@ def main() -> None:
                      "errors": sum(r["errors"] for r in found)})  # fmt: skip
         del key
     base = rows[0]["queries_per_s"]
+    base_cpu = rows[0]["queries_per_server_cpu_s"]
     data = {
         "corpus": args.corpus,
         "passages": snapshot.num_passages,
@@ -224,11 +225,11 @@ def main() -> None:
     }
     table = common.markdown_table(
         ["system", "clients", "queries/request", "queries/s (median)", "runs", "vs in-process",
-         "p50 ms", "p99 ms", "queries per server CPU s", "errors"],
+         "p50 ms", "p99 ms", "queries per CPU s (server's)", "vs in-process per CPU", "errors"],
         [
             [r["system"], r["clients"], r["batch"], r["queries_per_s"], " / ".join(map(str, r["runs_queries_per_s"])),
              f"{r['queries_per_s'] / base:.2f}", r["p50_ms"], r["p99_ms"],
-             r["queries_per_server_cpu_s"] if r["queries_per_server_cpu_s"] else float("nan"), r["errors"]]
+             r["queries_per_server_cpu_s"], f"{r['queries_per_server_cpu_s'] / base_cpu:.2f}", r["errors"]]
             for r in rows
         ],
     )  # fmt: skip
@@ -239,7 +240,9 @@ def main() -> None:
         f"{args.rounds} interleaved rounds, each row the median round. Server: one "
         f"`wikigym serve` process (RSS {data['server_rss_mb']} MB at the end); clients: "
         "this process, asyncio, one kept-alive connection each, on the same cores. Latency: "
-        "per request (per query for in-process). Errors: replies whose hits differ from "
+        "per request (per query for in-process). CPU: the server process's user+system time "
+        "(in process: this thread's), the reading least moved by other work on the cores. "
+        "Errors: replies whose hits differ from "
         "`Snapshot.search` for the same query and k, or non-200 statuses.\n\n"
         f"**The machine was shared and loaded**: 2 cores, other engineers' builds and tests "
         f"running (load average {data['load_1m_before_after'][0]} before, "
