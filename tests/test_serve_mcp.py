@@ -209,3 +209,23 @@ def test_openenv_mcp_tool_client(paths, tasks) -> None:
         assert [(r["text"], r["info"], r["reward"], r["done"]) for r in results] == want[1:]
         assert state.step_count == len(calls) and held == 1
         assert app.state.pool.held == 0  # closed with the client
+
+
+def test_mcp_command_mistakes_are_one_line(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from mcp_support import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args, needle in [
+        (["--corpus", str(tmp_path / "nope")], "nope"),
+        (["--python", "x"], "python"),
+    ]:
+        p = subprocess.run(
+            [sys.executable, "-m", "wikigym", "mcp", *args],
+            capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode in (1, 2) and len(lines) == 1 and needle in lines[0], p.stderr

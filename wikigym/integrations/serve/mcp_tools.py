@@ -167,6 +167,10 @@ class McpEpisodes:
         """
         session = self.by_key.get(key)
         if session is None or session.session_id not in self.pool.sessions:
+            # forget MCP sessions whose server session the idle reaper closed
+            gone = [k for k, s in self.by_key.items() if s.session_id not in self.pool.sessions]
+            for stale in gone:
+                del self.by_key[stale]
             session = self.pool.open()
             self.by_key[key] = session
         return session
