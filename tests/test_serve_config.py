@@ -59,3 +59,28 @@ def test_negative_workers_is_a_config_error() -> None:
 def test_an_env_class_that_does_not_say_is_assumed_to_wait() -> None:
     cartpole = EnvSpec("Probe-v0", entry_point="gymnasium.envs.classic_control:CartPoleEnv")
     assert steps_can_wait(cartpole)
+
+
+@pytest.mark.parametrize(
+    ("python", "action", "waits"),
+    [
+        ("unsafe", "<python>print(1)</python>", True),
+        ("unsafe", '<tool_call>{"name": "python", "arguments": {"code": "1"}}</tool_call>', True),
+        ("unsafe", "<search>city</search>", False),
+        ("unsafe", "no call at all", False),
+        ("off", "<python>print(1)</python>", False),  # the tool is off: an error, no sandbox
+    ],
+)
+def test_a_step_waits_only_when_it_calls_the_sandbox(python, action, waits) -> None:
+    """The server sends a step to the sandbox's threads exactly when the env would run
+    ``python`` for it (parsed as the env parses it, nothing run)."""
+    from wikigym.envs.recipe import env_spec, make_env, step_can_wait
+
+    env = make_env(env_spec("WikiSearch-v0", python=python))
+    try:
+        env.reset(seed=0)
+        assert step_can_wait(env, action) is waits
+    finally:
+        env.close()
+    calc = make_env(env_spec("Calc-v0"))
+    assert step_can_wait(calc, "<answer>3</answer>") is False  # asked of the class
