@@ -328,3 +328,35 @@ def test_connections_send_without_nagle_delay(server) -> None:
         sock = transport.get_extra_info("socket")
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     conn.close()
+
+
+def test_kept_alive_connections_are_bounded_request_by_request(server) -> None:
+    """The second request of a kept-alive connection is held to the same bounds as the
+    first (a 413 after a 200 on one socket); an upgrade after HTTP requests on one connection
+    is refused in words (clients open a connection for a WebSocket)."""
+    url, _ = server
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", "/health")
+    assert conn.getresponse().read()
+    too_big = ServeLimits().max_body_bytes + 1
+    conn.putrequest("POST", "/reset")
+    conn.putheader("Content-Length", str(too_big))
+    conn.endheaders()
+    reply = conn.getresponse()
+    assert reply.status == 413 and len(reply.read()) < 512
+    conn.close()
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b"}"):  # the whole JSON reply
+            first += sock.recv(4096)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            (
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        head = sock.recv(4096)
+        assert head.startswith(b"HTTP/1.1 400") and b"first request" in head, head

@@ -228,7 +228,10 @@ class HttpFront(asyncio.Protocol):
             return False
         head = bytes(self.buffer[:end]).lower()
         if _upgrade(head):
-            self._hand_to_websocket()
+            if self.http is not None:  # Uvicorn holds the connection (and would close it)
+                self._refuse(400, "a WebSocket upgrade must be a connection's first request")
+            else:
+                self._hand_to_websocket()
             return False
         if _header(head, b"transfer-encoding") is not None:
             self._refuse(411, "a request body needs a Content-Length")
@@ -303,9 +306,16 @@ class HttpFront(asyncio.Protocol):
         self.buffer.clear()
         if self.transport is None or self.transport.is_closing():
             return
-        if self.http is None:  # no response of Uvicorn's can be under way
+        if self._between_responses():
             self.transport.write(refusal(status, message))
         self.transport.close()
+
+    def _between_responses(self) -> bool:
+        """Whether no response of Uvicorn's is under way (a refusal may be written)."""
+        if self.http is None:
+            return True
+        cycle = getattr(self.http, "cycle", None)  # Uvicorn's request cycle (h11, httptools)
+        return cycle is None or bool(getattr(cycle, "response_complete", False))
 
     def drop(self) -> None:
         """Close the connection at once (made room for a newcomer)."""
