@@ -4,7 +4,7 @@ how large it may be, how much of the server's replies a client may leave unread.
 A connection starts in :class:`HttpFront`, which reads whole requests (head, then the body its
 ``Content-Length`` declares) before Uvicorn sees them, under the head and body timeouts and
 sizes of :class:`~.config.ServeLimits`; a WebSocket upgrade is handed to picows
-(:meth:`Connections.websocket`). :class:`Connections` counts the connections under a limit
+(:meth:`~.ws.Hub.protocol`). :class:`Connections` counts the connections under a limit
 set below the process's open-file limit (so ``accept`` never fails for want of a descriptor),
 makes room for a newcomer by dropping the connection that has waited longest on an unfinished
 request (slow, half-sent requests cannot fill the server), and closes a connection that

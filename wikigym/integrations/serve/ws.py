@@ -168,7 +168,7 @@ class WsSession(WSListener):
         self.limits = hub.limits
         self.transport: WSTransport | None = None
         self.session: Session | None = None
-        self.pending: deque[str] = deque()
+        self.pending: deque[tuple[str, int]] = deque()  # messages and their sizes in bytes
         self.pending_bytes = 0
         self.running = False  # a reset or step is in an env thread
         self.paused = False  # the socket is not read
@@ -284,7 +284,7 @@ class WsSession(WSListener):
             raise WSProtocolError(WSCloseCode.INVALID_TEXT, "a text frame is not UTF-8") from None
         if self.session is None:  # refused at connect: its close is on the way
             return
-        self.pending.append(text)
+        self.pending.append((text, len(payload)))
         self.pending_bytes += len(payload)
         self._update_reading()
         if not self.running:
@@ -313,10 +313,11 @@ class WsSession(WSListener):
         pool, session = self.hub.pool, self.session
         assert session is not None and session.session_id is not None
         while self.pending and not self.write_paused:
-            raw = self.pending.popleft()
-            self.pending_bytes -= len(raw)
+            raw, size = self.pending.popleft()
+            self.pending_bytes -= size
             if session.session_id not in pool.sessions:  # reaped while this message came in
                 self.pending.clear()
+                self.pending_bytes = 0
                 return
             session.last_active = time.monotonic()
             kind = ""
@@ -334,6 +335,7 @@ class WsSession(WSListener):
                     continue
                 if kind == "close":
                     self.pending.clear()
+                    self.pending_bytes = 0
                     if self.transport is not None:
                         self.transport.send_close(WSCloseCode.OK)
                         self.transport.disconnect()
