@@ -86,7 +86,8 @@ class Server:
         return self.ps.num_fds()
 
     def stop(self) -> tuple[int, float]:
-        """SIGTERM; the exit status and the seconds it took to exit."""
+        """SIGTERM; the exit status (143 once drained, as every long command) and the seconds
+        it took to exit."""
         start = time.monotonic()
         self.proc.send_signal(signal.SIGTERM)
         try:
@@ -156,7 +157,7 @@ def test_slow_half_sent_requests_past_the_fd_limit_leave_the_server_answering(ma
     code, took = server.stop()
     for sock in slow:
         sock.close()
-    assert code == 0 and took < 10, (code, took)
+    assert code == 128 + signal.SIGTERM and took < 10, (code, took)  # drained, then 143
 
 
 def _post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:

@@ -69,3 +69,12 @@ class ConfigError(WikigymError, ValueError):
 
 class OutputExistsError(WikigymError):
     """An output path exists and replacing it was not asked for (``--overwrite``)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Slurm, Kubernetes and ``timeout`` send), raised in the main thread.
+
+    A :class:`KeyboardInterrupt` on purpose: every clean-up that runs on Ctrl-C (hidden build
+    siblings, partial outputs, worker processes, sandboxes) runs on SIGTERM too, and the CLI
+    then exits 143 instead of 130 (:func:`wikigym.cliutil.run_command`).
+    """
