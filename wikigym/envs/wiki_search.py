@@ -258,6 +258,14 @@ class WikiSearchEnv(gym.Env[str, str]):
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None
 
+    def step_can_wait(self, action: str) -> bool:
+        """Whether :meth:`step` of ``action`` would run the python sandbox (the only tool that
+        waits on a subprocess): the action parsed as ``step`` parses it, nothing run."""
+        if self.toolbox.sandbox is None or not isinstance(action, str | bytes):
+            return False
+        parsed = parse_action(action, max_calls=self.max_calls_per_step, tools=self.tools)
+        return any(call.name is ToolName.PYTHON for call in parsed.calls)
+
     # ---- internals ------------------------------------------------------------------
     def _python_seed(self) -> int:
         ep = self._episode
