@@ -69,3 +69,12 @@ class ConfigError(WikigymError, ValueError):
 
 class OutputExistsError(WikigymError):
     """An output path exists and replacing it was not asked for (``--overwrite``)."""
+
+
+class RolloutError(WikigymError):
+    """Rollout actors died more often than a pool may restart them; ``trajectories`` holds
+    the episodes that finished (by index), so a caller loses none of them."""
+
+    def __init__(self, message: str, trajectories: dict[int, object] | None = None) -> None:
+        super().__init__(message)
+        self.trajectories = dict(trajectories or {})
