@@ -32,7 +32,8 @@ try:
     import ray
 except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError(
-        f"wikigym.integrations.ray needs ray ({exc}); pip install 'wikigym[ray]'"
+        f"wikigym.integrations.ray needs ray ({exc}); from a wikigym checkout: "
+        "pip install -e '.[ray]'"
     ) from exc
 
 
