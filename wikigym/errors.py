@@ -80,3 +80,12 @@ class RolloutError(WikigymError):
     def __init__(self, message: str, trajectories: Mapping[int, object] | None = None) -> None:
         super().__init__(message)
         self.trajectories = dict(trajectories or {})
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Slurm, Kubernetes and ``timeout`` send), raised in the main thread.
+
+    A :class:`KeyboardInterrupt` on purpose: every clean-up that runs on Ctrl-C (hidden build
+    siblings, partial outputs, worker processes, sandboxes) runs on SIGTERM too, and the CLI
+    then exits 143 instead of 130 (:func:`wikigym.cliutil.run_command`).
+    """

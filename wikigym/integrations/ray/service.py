@@ -18,9 +18,10 @@ policy whose actions do not depend on its version the batches are identical run 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from wikigym.cliutil import interrupt_on_sigterm
 from wikigym.errors import RolloutError
 from wikigym.integrations.ray.buffer import Batch, ReplayBuffer
 from wikigym.integrations.ray.episodes import EpisodeSpec, Policy, Trajectory
@@ -35,6 +36,10 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
     ) from exc
 
 _POLL_S = 0.05
+
+
+def _nothing() -> None:
+    return None
 
 
 class RolloutService:
@@ -70,13 +75,21 @@ class RolloutService:
         self._push(self.version, policy)
         self._policy = policy
         self._thread = threading.Thread(target=self._loop, name="wikigym-rollouts", daemon=True)
+        self._restore_sigterm: Callable[[], None] = _nothing
 
     def episode(self, index: int) -> EpisodeSpec:
         """The task and seed of episode ``index`` (fixed, whatever the timing)."""
         return EpisodeSpec(index, self._task_ids[index % len(self._task_ids)], self.seed + index)
 
     def start(self) -> RolloutService:
-        """Start generating (returns self)."""
+        """Start generating (returns self).
+
+        Until :meth:`stop`, SIGTERM (Slurm, Kubernetes) raises
+        :class:`~wikigym.errors.Terminated`, a ``KeyboardInterrupt``, in the main thread
+        (Ray's own handler would ``sys.exit(15)``): the trainer's loop unwinds as on Ctrl-C,
+        through ``with`` blocks that stop generation and the pool's actors.
+        """
+        self._restore_sigterm = interrupt_on_sigterm()
         self._thread.start()
         return self
 
@@ -187,6 +200,8 @@ class RolloutService:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
+        self._restore_sigterm()
+        self._restore_sigterm = _nothing
 
     def __enter__(self) -> RolloutService:
         return self.start()

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from wikigym.cliutil import require_extra
-from wikigym.errors import ConfigError
+from wikigym.errors import ConfigError, Terminated
 from wikigym.integrations.serve.config import (
     DEFAULT_HOST,
     DEFAULT_IDLE_TIMEOUT_S,
@@ -117,12 +117,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"max {config.max_sessions} sessions)",
         flush=True,
     )
-    # Uvicorn shuts down gracefully on SIGTERM, then re-raises it to the handler it found:
-    # this one, so the process ends with status 0 once every session is closed.
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    # Uvicorn shuts down gracefully on SIGTERM (it stops accepting, then closes every
+    # session), then re-raises the signal to the handler it found: this one, which notes it.
+    terminated: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
     try:
         server.run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
     print("wikigym serve: stopped", flush=True)
+    if terminated:  # drained: exit as every long command does on SIGTERM (143, one line)
+        raise Terminated("SIGTERM")
     return 0
