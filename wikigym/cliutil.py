@@ -146,5 +146,5 @@ def require_extra(modules: Sequence[str], extra: str, command: str) -> None:
     if missing:
         raise ConfigError(
             f"{command} needs the '{extra}' extra ({', '.join(missing)} not installed); "
-            f"install it with: python3 -m pip install 'wikigym[{extra}]'"
+            f"install it from the wikigym checkout with: python3 -m pip install -e '.[{extra}]'"
         )

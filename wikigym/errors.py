@@ -6,6 +6,8 @@ observations. These exceptions are for users and programmers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class WikigymError(Exception):
     """Base class of every error wikigym raises on purpose."""
@@ -69,6 +71,15 @@ class ConfigError(WikigymError, ValueError):
 
 class OutputExistsError(WikigymError):
     """An output path exists and replacing it was not asked for (``--overwrite``)."""
+
+
+class RolloutError(WikigymError):
+    """Rollout actors died more often than a pool may restart them; ``trajectories`` holds
+    the episodes that finished (by index), so a caller loses none of them."""
+
+    def __init__(self, message: str, trajectories: Mapping[int, object] | None = None) -> None:
+        super().__init__(message)
+        self.trajectories = dict(trajectories or {})
 
 
 class Terminated(KeyboardInterrupt):

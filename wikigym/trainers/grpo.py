@@ -10,7 +10,6 @@ of :func:`wikigym.trainers.trl_inputs.trl_inputs` (the recipe behind ``trl_kwarg
 from __future__ import annotations
 
 import json
-import logging
 import os
 import warnings
 from dataclasses import asdict, dataclass, field, replace
@@ -383,7 +382,6 @@ def build_trainer(
         # Tiny matrices: thread synchronisation costs more than it gives (14x slower
         # generation with 2 threads on a loaded 2-core machine).
         torch.set_num_threads(1)
-    _quiet_masked_warning()
     from wikigym.trainers.progress import Progress
 
     progress = progress or Progress(enabled=not cfg.quiet)
@@ -402,7 +400,9 @@ def build_trainer(
     diagnostics = DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
     if cfg.rollout == "rollout_func" or cold_start:
         from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+        from wikigym.trainers.trl_inputs import quiet_masked_rollouts
 
+        quiet_masked_rollouts(lambda: True)  # its one reward is None exactly when masked
         rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
         if cold_start:
             # The cold start was fine-tuned on the compact prompt, played by the rollout below.
@@ -437,20 +437,6 @@ def build_trainer(
 
     use_step_progress(trainer, progress.steps("GRPO", GRPO_LOG_KEYS))
     return trainer, diagnostics
-
-
-class _MaskedRowFilter(logging.Filter):
-    """Drop TRL's per-row warning for rows where every reward source returned None: for
-    wikigym that is a masked episode, on purpose (counted in ``diag/masked_share``)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "All reward functions returned None" not in str(record.getMessage())
-
-
-def _quiet_masked_warning() -> None:
-    log = logging.getLogger("trl.trainer.grpo_trainer")
-    if not any(isinstance(f, _MaskedRowFilter) for f in log.filters):
-        log.addFilter(_MaskedRowFilter())
 
 
 def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:
