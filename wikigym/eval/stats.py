@@ -44,7 +44,7 @@ def paired_difference(
     l_a, u_a = wilson(both + only_a, n, z)
     l_b, u_b = wilson(both + only_b, n, z)
     margins = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
-    cross = both * neither - only_a * only_b
+    cross: float = both * neither - only_a * only_b
     if cross > 0:  # Newcombe's correction: without it no discordant pair gives a zero width
         cross = max(cross - n / 2, 0.0)
     phi = cross / math.sqrt(margins) if margins else 0.0
