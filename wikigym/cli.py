@@ -22,6 +22,7 @@ from wikigym.tasks import cli as tasks_cli
 from wikigym.trainers import cli as trainers_cli
 
 DEMO_AGENTS: tuple[str, ...] = ("oracle", "heuristic")
+DEMO_PLOT = "success_by_level.png"  # both agents side by side, at the top of the demo report
 
 
 def build_parser() -> CliParser:
@@ -78,9 +79,8 @@ def is_demo_report(path: Path) -> bool:
     if not path.is_dir():
         return False
     names = {p.name for p in path.iterdir()}
-    return (
-        bool(names) and names <= set(DEMO_AGENTS) and (path / "oracle" / "summary.json").is_file()
-    )
+    ours = {*DEMO_AGENTS, DEMO_PLOT, "index.html", "viewer"}
+    return bool(names) and names <= ours and (path / "oracle" / "summary.json").is_file()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -89,8 +89,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     The report folder appears only when both reports are complete.
     """
     from wikigym.eval.factory import make_agent
-    from wikigym.eval.report import write_report
+    from wikigym.eval.report import agents_plot, write_report
     from wikigym.eval.runner import run_eval
+    from wikigym.eval.viewer import write_compare_page
     from wikigym.outputs import atomic_output, refuse_existing
     from wikigym.tasks.defaults import default_resources, default_tasks_path
 
@@ -109,6 +110,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 make_agent(name), default_tasks_path(), out, agent_name=name, corpus=snapshot.path
             )
             summaries[name] = write_report(run, out)
+        agents_plot(summaries, tmp / DEMO_PLOT)
+        write_compare_page(tmp / "heuristic", tmp / "oracle", tmp / "index.html")
     levels = list(summaries["oracle"]["levels"])
     print(f"\n{'level':<8} {'tasks':>5}  {'oracle':>7}  {'heuristic':>9}  {'heur. steps':>11}")
     for level in [*levels, "overall"]:
@@ -119,7 +122,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"  {h['mean_steps']:>11.2f}"
         )
     print(
-        f"\nreports and plots: {args.report / 'oracle'} and {args.report / 'heuristic'} (report.md, *.png)"
+        f"\nreports and plots: {args.report / 'oracle'} and {args.report / 'heuristic'} "
+        f"(report.md, *.png, index.html); both agents: {args.report / DEMO_PLOT}; open "
+        f"{args.report / 'index.html'} in a browser to read the episodes side by side"
     )
     return 0
 
