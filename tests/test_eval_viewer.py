@@ -34,6 +34,8 @@ from wikigym.tasks.importers import import_hotpotqa
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None and os.environ.get("WIKIGYM_REQUIRE_BROWSER") == "1":
+    raise RuntimeError("WIKIGYM_REQUIRE_BROWSER=1 but no chromium: apt-get install chromium")
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
 )
