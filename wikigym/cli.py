@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wikigym import __version__
+from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, run_command
 from wikigym.corpora import cli as corpus_cli
 from wikigym.errors import ConfigError, WikigymError
@@ -71,6 +72,7 @@ def build_parser() -> CliParser:
         "asking for more is refused (default: the defaults)",
     )
     r.set_defaults(func=cmd_replay)
+    parser.add_examples(EXAMPLES)
     return parser
 
 

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any, NoReturn, TypeAlias
 
@@ -39,11 +39,58 @@ def one_line(text: str) -> str:
     return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` that shows every option's default (unless its help already says it, or it
+    is a flag or has none) and keeps the examples' lines as written (descriptions wrap)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings  # positional: required, no default
+            or "default" in text.lower()
+            or isinstance(action, argparse._StoreConstAction | argparse._StoreTrueAction)
+            or action.nargs == 0
+            or default is None
+            or default is argparse.SUPPRESS
+            or default in ((), [], {})
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class CliParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that reports a usage mistake in one line and points to ``--help``.
 
-    Subparsers made from it (``add_subparsers``) are of this class too.
+    Subparsers made from it (``add_subparsers``) are of this class too, with its help
+    formatter (defaults shown; examples kept as written).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def add_examples(self, examples: Mapping[str, Sequence[str]], path: str = "") -> list[str]:
+        """Append each command's examples (``{"corpus build": [...], ...}``) to its ``--help``;
+        returns the commands that have none (a test keeps that list empty)."""
+        missing: list[str] = []
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None:
+            lines = examples.get(path.strip())
+            if lines:
+                self.epilog = "examples:\n" + "\n".join(f"  {line}" for line in lines)
+            else:
+                missing.append(path.strip())
+            return missing
+        for name, child in sub.choices.items():
+            if isinstance(child, CliParser):
+                missing += child.add_examples(examples, f"{path} {name}")
+        return missing
 
     def error(self, message: str) -> NoReturn:
         """Print ``PROG: error: MESSAGE (see PROG --help)`` and exit 2."""

@@ -99,16 +99,21 @@ class Page:
 
 
 class Snapshot:
-    """A snapshot directory opened read-only. Use :meth:`open`."""
+    """A snapshot directory opened read-only: ``Snapshot.open(path)`` (``Snapshot(path)``
+    does the same with the default checks); usable as a context manager (``close`` at the
+    end)."""
 
     def __init__(
         self,
-        path: Path,
-        manifest: dict[str, Any],
+        path: str | Path,
+        manifest: dict[str, Any] | None = None,
         *,
         sql_memory_mb: int | None = None,
         sql_threads: int = SQL_THREADS,
     ) -> None:
+        path = Path(path)
+        if manifest is None:  # Snapshot("dir"): opened as Snapshot.open("dir") opens it
+            manifest = checked_manifest(path, "auto")
         self.path = path
         self.manifest = manifest
         self.snapshot_id: str = manifest["snapshot_id"]
@@ -193,19 +198,7 @@ class Snapshot:
         if sql_threads < 1:
             raise ConfigError(f"sql_threads must be >= 1, got {sql_threads}")
         path = Path(path)
-        if not path.is_dir():
-            raise SnapshotError(f"snapshot directory {path} does not exist")
-        manifest = read_manifest(path)
-        if verify != "none":
-            sizes = manifest.get("file_sizes", {})
-            total = sum(sizes.values()) if isinstance(sizes, dict) else 0
-            full = verify == "full" or (verify == "auto" and total <= FULL_VERIFY_MAX_BYTES)
-            problems = verify_snapshot(path, manifest, full=full)
-            if problems:
-                raise SnapshotCorruptedError(
-                    f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
-                    f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
-                )
+        manifest = checked_manifest(path, verify)
         return cls(path, manifest, sql_memory_mb=sql_memory_mb, sql_threads=sql_threads)
 
     # ---- search -------------------------------------------------------------------
@@ -380,12 +373,42 @@ class Snapshot:
     def close(self) -> None:
         self._db.close()
 
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         # Pickled by reference: reopened (and checked by id) where it is loaded.
         return reduce_snapshot(self)
 
     def __repr__(self) -> str:
         return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
+
+
+def checked_manifest(path: Path, verify: Verify) -> dict[str, Any]:
+    """The manifest of the snapshot at ``path``, its files checked as ``verify`` says (see
+    :meth:`Snapshot.open`).
+
+    Raises:
+        SnapshotError: Not a snapshot, or of another format version.
+        SnapshotCorruptedError: Files differ from the manifest (each one named).
+    """
+    if not path.is_dir():
+        raise SnapshotError(f"snapshot directory {path} does not exist")
+    manifest = read_manifest(path)
+    if verify != "none":
+        sizes = manifest.get("file_sizes", {})
+        total = sum(sizes.values()) if isinstance(sizes, dict) else 0
+        full = verify == "full" or (verify == "auto" and total <= FULL_VERIFY_MAX_BYTES)
+        problems = verify_snapshot(path, manifest, full=full)
+        if problems:
+            raise SnapshotCorruptedError(
+                f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
+                f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
+            )
+    return manifest
 
 
 def _read_only_db(

@@ -93,11 +93,6 @@ def add_parser(sub: SubParsers) -> None:
             "tasks: per-task outcome changes, per-level deltas with 95%% intervals and the "
             "first step where the two episodes differ."
         ),
-        epilog=(
-            "examples:\n  wikigym view eval-report            # writes eval-report/index.html\n"
-            "  wikigym view run-a run-b --out a-vs-b.html"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     v.add_argument("reports", type=Path, nargs="+", metavar="REPORT", help="one or two reports")
     v.add_argument(

@@ -13,14 +13,13 @@ tool or parse error, over all steps), ``truncation_rate``, ``mean_reward``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from wikigym.eval.levels import ordered_levels
 from wikigym.eval.runner import HALLUCINATION_TYPES, EpisodeRecord, EvalRun
 
 FORMAT = "wikigym.eval/1"
-LEVEL_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "phd")
 PLOTS: tuple[str, ...] = (
     "success_by_level.png",
     "f1_by_level.png",
@@ -32,13 +31,6 @@ PLOTS: tuple[str, ...] = (
 
 def _r(x: float) -> float:
     return round(float(x), 6) + 0.0
-
-
-def ordered_levels(levels: Iterable[str]) -> list[str]:
-    """Known levels in difficulty order, then the others alphabetically."""
-    present = set(levels)
-    known = [lv for lv in LEVEL_ORDER if lv in present]
-    return known + sorted(present - set(LEVEL_ORDER))
 
 
 def level_stats(records: list[EpisodeRecord]) -> dict[str, Any]:

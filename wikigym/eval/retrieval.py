@@ -181,7 +181,7 @@ def evaluate_retrieval(
     snapshot: Snapshot, taskset: TaskSet, ks: Sequence[int] = DEFAULT_KS
 ) -> tuple[dict[str, Any], list[TaskRetrieval]]:
     """The summary (``summary.json``) and the per-task rankings of a retrieval evaluation."""
-    from wikigym.eval.report import ordered_levels
+    from wikigym.eval.levels import ordered_levels
 
     rows: list[TaskRetrieval] = []
     unanswerable = no_evidence = 0

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from wikigym.eval.report import ordered_levels
+from wikigym.eval.levels import ordered_levels
 from wikigym.eval.runner import HALLUCINATION_TYPES
 from wikigym.eval.stats import paired_difference, wilson
 from wikigym.eval.viewer.data import (
