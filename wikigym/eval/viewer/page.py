@@ -99,21 +99,22 @@ def _write_chunks(
     folder: Path,
     prefix: str,
     on_chunk: Callable[[int], None] | None,
+    chunk: int = CHUNK,
 ) -> None:
     n = len(report.rows)
-    for start in range(0, n, CHUNK):
+    for start in range(0, n, chunk):
         passages: dict[str, dict[str, Any]] = {}
         episodes = {
             str(i): episode_detail(report, i, sources, passages)
-            for i in range(start, min(start + CHUNK, n))
+            for i in range(start, min(start + chunk, n))
         }
-        key = f"{prefix}{CHUNK_PREFIX}{start // CHUNK:05d}"
-        (folder / f"{CHUNK_PREFIX}{start // CHUNK:05d}.js").write_text(
+        key = f"{prefix}{CHUNK_PREFIX}{start // chunk:05d}"
+        (folder / f"{CHUNK_PREFIX}{start // chunk:05d}.js").write_text(
             _script("chunk", key, {"episodes": episodes, "passages": passages}),
             encoding="utf-8",
         )
         if on_chunk is not None:
-            on_chunk(min(start + CHUNK, n))
+            on_chunk(min(start + chunk, n))
 
 
 def _subtitle(report: Report) -> str:
@@ -133,6 +134,7 @@ def write_run_page(
     tasks: str | Path | None = None,
     overwrite: bool = True,
     on_chunk: Callable[[int], None] | None = None,
+    chunk: int = CHUNK,
 ) -> Path:
     """Write the episode viewer of one eval report; returns the page.
 
@@ -144,6 +146,8 @@ def write_run_page(
         tasks: The TaskSet for questions and proofs (default: the one the trajectories name).
         overwrite: Replace an existing page (the report's own ``index.html`` always is).
         on_chunk: Called with the number of episodes written so far (progress).
+        chunk: Episodes per data file (a click loads one; ``benchmarks/bench_viewer.py``
+            compares the sizes).
 
     Raises:
         EvalError: ``report_dir`` is not an eval report.
@@ -164,12 +168,12 @@ def write_run_page(
         "data": data_folder(page).name,
         "chunk_prefix": CHUNK_PREFIX,
     }
-    rows = [list_row(r, r["i"] // CHUNK) for r in report.rows]
+    rows = [list_row(r, r["i"] // chunk) for r in report.rows]
     with _outputs(page, overwrite) as (tmp_page, tmp_data):
         (tmp_data / "list.js").write_text(
             _script("list", {"meta": meta, "rows": rows}), encoding="utf-8"
         )
-        _write_chunks(report, sources, tmp_data, "", on_chunk)
+        _write_chunks(report, sources, tmp_data, "", on_chunk, chunk)
         tmp_page.write_text(_page(meta["title"], meta["data"], "run"), encoding="utf-8")
     return page
 
