@@ -146,9 +146,9 @@ def test_the_mix_and_the_registry_agree() -> None:
 
 
 def test_asking_for_an_unknown_or_mixed_form_is_a_one_line_error() -> None:
-    with pytest.raises(SynthError, match="unknown question form 'nope'; known: .*entity"):
+    with pytest.raises(SynthError, match=r"unknown question form 'nope'; known: .*entity"):
         opt_in_forms(SynthConfig(forms=("nope",)))
-    with pytest.raises(SynthError, match="drafted by the level mix.*yes_no"):
+    with pytest.raises(SynthError, match=r"drafted by the level mix.*yes_no"):
         opt_in_forms(SynthConfig(forms=("union",)))
 
 

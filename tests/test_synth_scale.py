@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wikigym.synth.graph as graph_mod
+import wikigym.synth.graph.limits as graph_limits
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
 from wikigym.synth.columns import BlockInts, Lists, Strings
@@ -236,7 +236,7 @@ def test_relation_kind_is_the_one_kind_of_every_entity_on_that_side(g: Knowledge
 def test_kept_range_sets_are_the_same_sets(
     g: KnowledgeGraph, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(graph_mod, "_CACHE_MIN", 10)  # this small world's sets are kept too
+    monkeypatch.setattr(graph_limits, "CACHE_MIN", 10)  # this small world's sets are kept too
     rel = max(g.relations(), key=lambda r: len(g.measured_subjects(r)))
     rows = [r for s in g.fwd[rel] for r in g.fwd[rel][s]]
     vals = sorted(m for r in rows if (m := g.f_measure[r]) is not None)
