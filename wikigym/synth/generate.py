@@ -91,6 +91,11 @@ FORM_MIX: dict[str, dict[str, float]] = {
 }  # fmt: skip
 
 
+def opt_in_form_names() -> list[str]:
+    """The registered forms a config can add to the mix (those with an opt-in weight)."""
+    return [f for f in form_names() if question_form(f).opt_in_weight]
+
+
 def opt_in_forms(config: SynthConfig) -> tuple[str, ...]:
     """The forms ``config`` adds to every level's mix (``yes_no`` first when asked for by
     ``yes_no=True``), without repeats.
@@ -101,10 +106,9 @@ def opt_in_forms(config: SynthConfig) -> tuple[str, ...]:
     names = (*(("yes_no",) if config.yes_no else ()), *config.forms)
     for name in names:
         if not question_form(name).opt_in_weight:
-            optional = [f for f in form_names() if question_form(f).opt_in_weight]
             raise SynthError(
                 f"question form {name!r} is drafted by the level mix, not on request; "
-                f"forms that can be added: {', '.join(optional)}"
+                f"forms that can be added: {', '.join(opt_in_form_names())}"
             )
     return tuple(dict.fromkeys(names))
 
