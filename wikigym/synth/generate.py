@@ -113,7 +113,9 @@ def opt_in_forms(config: SynthConfig) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _forms(level: str, extra: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[float, ...]]:
+def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The forms drafted at ``level`` and their shares: the level's :data:`FORM_MIX`, then
+    each form of ``extra`` at its opt-in weight there (none: not at that level)."""
     mix = dict(FORM_MIX[level])
     for name in extra:
         weight = question_form(name).opt_in_weight.get(level)
@@ -470,7 +472,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
-        names, weights = _forms(level, extra)
+        names, weights = level_mix(level, extra)
         # Each slot first tries the form its level's quota schedules (so every form of the
         # mix gets its share where the snapshot allows), then the weighted draw.
         cycle = form_cycle(names, weights)
