@@ -39,6 +39,7 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue, contains
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.render import Renderer, clean_parts, who_of
 from wikigym.synth.templates import relation_text
+from wikigym.synth.values import format_number
 
 QUERY_FORMAT = "wikigym.query/1"
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
@@ -293,6 +294,8 @@ class Unary(Node):
         return (self.arg,)
 
     def with_children(self, children: Sequence[Node]) -> Node:
+        # Generic (a copy with another arg); the core types rebuild directly, which is faster
+        # on the minimisation path.
         (arg,) = children
         return replace(self, arg=arg)  # type: ignore[type-var]
 
@@ -329,6 +332,7 @@ class Branching(Node):
         return self.args
 
     def with_children(self, children: Sequence[Node]) -> Node:
+        # Generic, as Unary's.
         return replace(self, args=tuple(children))  # type: ignore[type-var]
 
     def hops(self) -> int:
@@ -339,6 +343,20 @@ class Branching(Node):
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.OP, "args": [a.to_json() for a in self.args]}
+
+
+class Numeric(Node):
+    """A root whose answer is a computed number (an arithmetic, a total): written grouped
+    ("1,013"), its plain digits an alias."""
+
+    __slots__ = ()
+
+    def answer_text(self, graph: KnowledgeGraph, item: Item) -> str:
+        return format_number(float(item))
+
+    def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
+        shown = self.answer_text(graph, item)
+        return shown, ([str(item)] if item != shown else []), "number"
 
 
 def deepest_first(args: Sequence[Node]) -> tuple[tuple[Node, int], ...]:

@@ -14,11 +14,9 @@ from wikigym.synth import idsets
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, frozen, number_key
 from wikigym.synth.forms.project import Project
-from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.node import Answer, Node, Reassemble, register, subject_phrase
+from wikigym.synth.node import Node, Numeric, Reassemble, register, subject_phrase
 from wikigym.synth.render import Renderer, join, year_noun
 from wikigym.synth.templates import relation_text
-from wikigym.synth.values import format_number
 
 ARITH_OPS = ("sub", "add")
 # Sums of two values make sense for sizes and counts, not for years or elevations.
@@ -27,7 +25,7 @@ SUMMABLE = ("population", "employees", "speakers", "casualties", "attendance", "
 
 @register
 @dataclass(frozen=True, slots=True)
-class Arith(Node):
+class Arith(Numeric):
     """``left - right`` (``op="sub"``) or ``left + right`` (``"add"``) of two literals'
     measures."""
 
@@ -88,13 +86,6 @@ class Arith(Node):
             (left, lambda a: Arith(op, a, right)),
             (right, lambda a: Arith(op, left, a)),
         ]
-
-    def answer_text(self, graph: KnowledgeGraph, item: Item) -> str:
-        return format_number(float(item))
-
-    def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
-        shown = self.answer_text(graph, item)
-        return shown, ([str(item)] if item != shown else []), "number"
 
     def question(self, r: Renderer) -> str:
         """Years between two dates of one entity, or the sum of two numbers."""

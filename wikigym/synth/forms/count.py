@@ -39,6 +39,19 @@ def witness_members(node: Node, ev: Evaluator, rows: list[int]) -> None:
         ev.check_passages(rows)
 
 
+def role_set(r: Renderer, node: Node) -> tuple[str, str, str]:
+    """(kind in the plural, role, the object's phrase) of a set of the subjects of one role
+    fact: ("cities", "country", "X") of the cities that have X as their country."""
+    kind = kind_of(node) or "entrie"
+    (member,) = constraints(node)
+    link = member.link()
+    if link is None:
+        raise ValueError(f"expected the subjects of one relation, not {member}")
+    relation, obj = link
+    role = relation_text(relation).role or measure_noun(relation)
+    return plural(kind), role, obj.noun_phrase(r)
+
+
 @register
 @dataclass(frozen=True, slots=True)
 class Count(Unary):
@@ -78,15 +91,7 @@ class Count(Unary):
 
     def question(self, r: Renderer) -> str:
         """ "How many novels have X as their author?" and its variants."""
-        kind = kind_of(self.arg) or "entrie"
-        (member,) = constraints(self.arg)
-        link = member.link()
-        if link is None:
-            raise ValueError(f"a count question counts the subjects of a relation, not {member}")
-        relation, obj = link
-        role = relation_text(relation).role or measure_noun(relation)
-        many = plural(kind)
-        x = obj.noun_phrase(r)
+        many, role, x = role_set(r, self.arg)
         return r.pick(
             [
                 f"How many {many} have {x} as their {role}?",

@@ -9,7 +9,7 @@ keep every tied member, so a tie is never unique.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,10 @@ class Extreme(Hop):
     arg: Node
     most: bool = True
     OP = "extreme"
+
+    def with_children(self, children: Sequence[Node]) -> Node:
+        (arg,) = children
+        return Extreme(self.relation, arg, self.most)
 
     def candidates(self) -> tuple[Node, ...]:
         return (self.arg,)

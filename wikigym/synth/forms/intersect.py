@@ -7,7 +7,7 @@ exclusions (``Not`` members). Four constraints or more make a "wide" set of weak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,9 @@ class Intersect(Branching):
 
     args: tuple[Node, ...]
     OP = "and"
+
+    def with_children(self, children: Sequence[Node]) -> Node:
+        return Intersect(tuple(children))
 
     def conjuncts(self) -> tuple[Node, ...] | None:
         return self.args

@@ -4,7 +4,7 @@ members hold."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,10 @@ class Not(Unary):
 
     arg: Node
     OP = "not"
+
+    def with_children(self, children: Sequence[Node]) -> Node:
+        (arg,) = children
+        return Not(arg)
 
     def paths(self) -> tuple[tuple[Node, int], ...]:
         return ()  # what is excluded is no path to the answer

@@ -8,7 +8,7 @@ object is in ``arg`` ("born in X"). A chain of them is what makes a question mul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,10 @@ class Project(Hop):
     arg: Node
     inverse: bool = False
     OP = "project"
+
+    def with_children(self, children: Sequence[Node]) -> Node:
+        (arg,) = children
+        return Project(self.relation, arg, self.inverse)
 
     def attribute(self) -> tuple[str, Node] | None:
         return None if self.inverse else (self.relation, self.arg)

@@ -23,6 +23,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order, number_key
 from wikigym.synth.forms.arith import SUMMABLE
+from wikigym.synth.forms.count import role_set
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.intersect import Intersect
 from wikigym.synth.forms.isa import IsA
@@ -30,18 +31,14 @@ from wikigym.synth.forms.project import Project
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.idsets import intersect
 from wikigym.synth.node import (
-    Answer,
     Hop,
     Node,
+    Numeric,
     Reassemble,
-    constraints,
-    kind_of,
     register,
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
-from wikigym.synth.templates import plural, relation_text
-from wikigym.synth.values import format_number
 
 MEMBERS_MIN, MEMBERS_MAX = 2, 4  # members summed (each is a page the oracle reads)
 
@@ -70,7 +67,7 @@ def least_row(graph: KnowledgeGraph, relation: str, e: Item) -> int | None:
 
 @register
 @dataclass(frozen=True, slots=True)
-class Total(Hop):
+class Total(Hop, Numeric):
     """The sum of the ``relation`` measures of ``arg``'s members."""
 
     relation: str
@@ -113,25 +110,10 @@ class Total(Hop):
         relation = self.relation
         return [(self.arg, lambda a: Total(relation, a))]
 
-    def answer_text(self, graph: KnowledgeGraph, item: Item) -> str:
-        return format_number(float(item))
-
-    def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
-        shown = self.answer_text(graph, item)
-        return shown, ([str(item)] if item != shown else []), "number"
-
     def question(self, r: Renderer) -> str:
         """ "What is the total population of the cities that have X as their country?"."""
-        kind = kind_of(self.arg) or "entrie"
-        (member,) = constraints(self.arg)
-        link = member.link()
-        if link is None:
-            raise ValueError(f"a total adds up the subjects of a relation, not {member}")
-        relation, obj = link
-        role = relation_text(relation).role or relation.replace("_", " ")
-        many = plural(kind)
+        many, role, x = role_set(r, self.arg)
         measure = measure_noun(self.relation)
-        x = obj.noun_phrase(r)
         return r.pick(
             [
                 f"What is the total {measure} of the {many} that have {x} as their {role}?",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,9 @@ class Union(Branching):
 
     args: tuple[Node, ...]
     OP = "or"
+
+    def with_children(self, children: Sequence[Node]) -> Node:
+        return Union(tuple(children))
 
     def alternatives(self) -> tuple[Node, ...] | None:
         return self.args
