@@ -38,6 +38,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, contains
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.render import Renderer, clean_parts, who_of
+from wikigym.synth.solving import Found, Plan, Solver, answer_text, contains_item, done
 from wikigym.synth.templates import relation_text
 from wikigym.synth.values import format_number
 
@@ -266,6 +267,29 @@ class Node:
         """(bare, prepositional) marked words of a literal constraint ("1929", "in 1929")."""
         words = self.noun_phrase(r)
         return words, words
+
+    # ---- search plans (wikigym.synth.solving) -------------------------------------
+    def search_rank(self, s: Solver) -> int | None:
+        """How cheaply a search agent gathers this node's members, lower first (0: named),
+        or None when it can only test candidates (a range, a type filter, a negation)."""
+        return None
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        """This node's members as a search agent finds them through the tools (None: it
+        cannot gather them, see :meth:`search_rank`)."""
+        return done(None)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        """Whether ``item`` is in this node's set, as the pages tell (here: among the
+        members gathered)."""
+        members = yield from s.members(self)
+        return members is not None and contains_item(members, item, s)
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        """The answer a search agent gives to a query with this root (None: it found
+        nothing, and abstains)."""
+        members = yield from s.members(self)
+        return answer_text(members[0]) if members else None
 
 
 def _same(node: Node) -> Node:

@@ -16,7 +16,9 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue, frozen, number_key
 from wikigym.synth.forms.project import Project
 from wikigym.synth.node import Node, Numeric, Reassemble, register, subject_phrase
 from wikigym.synth.render import Renderer, join, year_noun
+from wikigym.synth.solving import Lit, Plan, Solver
 from wikigym.synth.templates import relation_text
+from wikigym.synth.values import format_number
 
 ARITH_OPS = ("sub", "add")
 # Sums of two values make sense for sizes and counts, not for years or elevations.
@@ -86,6 +88,19 @@ class Arith(Numeric):
             (left, lambda a: Arith(op, a, right)),
             (right, lambda a: Arith(op, left, a)),
         ]
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        sides: list[float] = []
+        for side in (self.left, self.right):
+            found = yield from s.members(side)
+            measured = [
+                x.measure for x in found or () if isinstance(x, Lit) and x.measure is not None
+            ]
+            if not measured:
+                return None
+            sides.append(measured[0])
+        a, b = sides
+        return format_number(a - b if self.op == "sub" else a + b)
 
     def question(self, r: Renderer) -> str:
         """Years between two dates of one entity, or the sum of two numbers."""

@@ -26,6 +26,7 @@ from wikigym.synth.node import (
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
 from wikigym.synth.templates import plural, relation_text
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -88,6 +89,10 @@ class Count(Unary):
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         n = int(item)
         return str(item), ([NUMBER_WORDS[n]] if n < len(NUMBER_WORDS) else []), "count"
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        members = yield from s.members(self.arg)
+        return None if members is None else str(len(members))
 
     def question(self, r: Renderer) -> str:
         """ "How many novels have X as their author?" and its variants."""

@@ -21,6 +21,7 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order
 from wikigym.synth.forms.union import Union
 from wikigym.synth.node import Hop, Node, constraints, kind_of, register, relations_of
 from wikigym.synth.render import RELATIVE, Renderer, join, measure_noun, unmark, who_of
+from wikigym.synth.solving import Found, Plan, Solver
 
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
 
@@ -90,6 +91,23 @@ class Extreme(Hop):
 
     def reductions(self) -> Iterator[Node]:
         return self.reduced_children()
+
+    def search_rank(self, s: Solver) -> int | None:
+        inner = s.rank(self.arg)
+        return None if inner is None else inner + 1
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        members = yield from s.members(self.arg)
+        if members is None:
+            return None
+        scored: list[tuple[float, Found]] = []
+        for m in members:
+            if isinstance(m, str) and (v := (yield from s.measure(m, self.relation))) is not None:
+                scored.append((v, m))
+        if not scored:
+            return []
+        best = max(v for v, _ in scored) if self.most else min(v for v, _ in scored)
+        return [m for v, m in scored if v == best]
 
     def names_answer(self, item: Item) -> bool:
         # "Which has the largest population: A, B or C?" names its answer by design.

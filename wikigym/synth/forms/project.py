@@ -32,8 +32,11 @@ from wikigym.synth.node import (
     register,
 )
 from wikigym.synth.render import Renderer, object_noun
+from wikigym.synth.solving import Found, Plan, Solver, unique
 from wikigym.synth.templates import relation_text
 
+SEARCH_STEP = 10  # rank added by a step a search must find (subjects of an object)
+READ_STEP = 1  # rank added by a step read off pages already found (objects of a subject)
 MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a closed set
 CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 
@@ -196,6 +199,48 @@ class Project(Hop):
         if self.inverse:
             return entity_question(r, self)
         return literal_question(r, self)
+
+    # ---- search plans ----------------------------------------------------------------
+    def search_rank(self, s: Solver) -> int | None:
+        inner = s.rank(self.arg)
+        if inner is None:
+            return None
+        return inner + (SEARCH_STEP if self.inverse else READ_STEP)
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        args = yield from s.members(self.arg)
+        if args is None:
+            return None
+        out: list[Found] = []
+        for a in args:
+            if self.inverse:
+                out.extend((yield from s.subjects(self.relation, a)))
+            elif isinstance(a, str):
+                out.extend((yield from s.values(a, self.relation)))
+        return unique(out, s)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        if not self.inverse:
+            if s.rank(self.arg) is not None:
+                return (yield from Hop.test(self, s, item))
+            # "the birthplace of someone who ...": some subject stating item is one of them.
+            for subject in (yield from s.subjects(self.relation, item)):
+                if (yield from s.holds(self.arg, subject)):
+                    return True
+            return False
+        if not isinstance(item, str):
+            return False
+        rank = s.rank(self.arg)
+        if rank is not None and rank < SEARCH_STEP:
+            # A named object, or one read off named pages: look for it on the item's page.
+            for target in (yield from s.members(self.arg)) or ():
+                if (yield from s.states(item, self.relation, target)):
+                    return True
+            return False
+        for value in (yield from s.values(item, self.relation)):
+            if (yield from s.holds(self.arg, value)):
+                return True
+        return False
 
 
 def noun_of(node: Node) -> Node:

@@ -39,6 +39,8 @@ from wikigym.synth.node import (
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
+from wikigym.synth.values import format_number
 
 MEMBERS_MIN, MEMBERS_MAX = 2, 4  # members summed (each is a page the oracle reads)
 
@@ -109,6 +111,18 @@ class Total(Hop, Numeric):
     def cores(self) -> list[tuple[Node, Reassemble]]:
         relation = self.relation
         return [(self.arg, lambda a: Total(relation, a))]
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        members = yield from s.members(self.arg)
+        if not members:
+            return None
+        total = 0.0
+        for m in members:
+            v = (yield from s.measure(m, self.relation)) if isinstance(m, str) else None
+            if v is None:
+                return None
+            total += v
+        return format_number(total)
 
     def question(self, r: Renderer) -> str:
         """ "What is the total population of the cities that have X as their country?"."""

@@ -16,6 +16,7 @@ from wikigym.synth.forms.project import Project
 from wikigym.synth.forms.range import Range
 from wikigym.synth.node import Branching, Node, register
 from wikigym.synth.render import Renderer, join
+from wikigym.synth.solving import Found, Plan, Solver, unique
 from wikigym.synth.templates import relation_text
 from wikigym.synth.values import number_span, year_span
 
@@ -85,6 +86,26 @@ class Union(Branching):
             t = r.pick(relation_text(spans[0][0]).clauses)
             return t.format(who=who, o=joined, o_at=joined)
         return join([a.clause(r, who) for a in args], "or")
+
+    def search_rank(self, s: Solver) -> int | None:
+        ranks = [r for a in self.args if (r := s.rank(a)) is not None]
+        return 1 + max(ranks) if ranks else None
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        """The members of every branch a search can gather (those it cannot are missed)."""
+        if self.search_rank(s) is None:
+            return None
+        out: list[Found] = []
+        for a in self.args:
+            if s.rank(a) is not None:
+                out.extend((yield from s.members(a)) or ())
+        return unique(out, s)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        for a in self.args:
+            if (yield from s.holds(a, item)):
+                return True
+        return False
 
 
 @register_form
