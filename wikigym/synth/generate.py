@@ -33,7 +33,7 @@ from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, Tas
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/5"
+GENERATOR = "wikigym.synth/6"
 # The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
@@ -227,6 +227,27 @@ def shortcut(root: Node, answer: Item, graph: KnowledgeGraph) -> bool:
     return visit(root, 0)
 
 
+def honest_question(root: Node, r: Renderer, ev: Evaluator, seed: int) -> str | None:
+    """The template question of ``root`` said by ``r`` with the set sizes of ``ev``, or None
+    when it cannot be said honestly (see :meth:`TaskBuilder.say`)."""
+    r.sizes = ev.size
+    try:
+        question = r.question(root, phrasing_rng(root, seed))
+    finally:
+        r.sizes = None
+    if r.unfit or any(ev.size(n) > 1 for n in r.definites):
+        return None
+    return question
+
+
+def generator_version(name: str | None) -> int:
+    """The version of a generator name (``wikigym.synth/6`` -> 6; 0 for another generator)."""
+    prefix = GENERATOR.rsplit("/", 1)[0] + "/"
+    if not name or not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+        return 0
+    return int(name[len(prefix) :])
+
+
 class TaskBuilder:
     """Turns drafts into proved tasks for one snapshot."""
 
@@ -252,6 +273,17 @@ class TaskBuilder:
         self.ev = evaluator if evaluator is not None else Evaluator(graph)
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
+
+    def say(self, root: Node) -> str | None:
+        """The template question of ``root``, or None when it cannot be said honestly.
+
+        Every description said definitely ("the person who ...", "this person") denotes
+        exactly one entity of the snapshot (at most one in a near-miss, whose empty
+        description is the point), and the proof checks it here on the renderer's record;
+        one that denotes several is said indefinitely ("a person who ..."), and a draft whose
+        wording needs a definite description where the set has several members (the
+        subject of "When was ... born?") is refused."""
+        return honest_question(root, self.renderer, self.ev, self.seed)
 
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
@@ -301,7 +333,9 @@ class TaskBuilder:
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
         form = question_form(draft.form)
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        question = self.say(root)
+        if question is None:
+            return None
         kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
@@ -344,6 +378,7 @@ class TaskBuilder:
                 m["paraphrase"] = "rejected"
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
+        m["indefinite_descriptions"] = len(self.renderer.indefinites)
         evidence, rubric = self._evidence(rows, draft, form, hidden)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
@@ -498,7 +533,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
                 near = near_miss(draft.root, g, rng) if policy.perturbable else None
-                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
+                said = None if near is None else builder.say(near)
+                cand = None if said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
                 continue
             if unique and (level, cand.answer) in seen_answers:

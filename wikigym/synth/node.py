@@ -252,8 +252,10 @@ class Node:
 
     # ---- wording (wikigym.synth.render) -------------------------------------------
     def noun_phrase(self, r: Renderer) -> str:
-        """A marked noun phrase for this node's set (a unique description in practice)."""
-        return f"the one {self.clause(r, 'that')}"
+        """A marked noun phrase for this node's set: definite ("the one that ...") only when
+        it denotes one entity (:meth:`Renderer.definite`)."""
+        head = "the one" if r.definite(self) else "one"
+        return f"{head} {self.clause(r, 'that')}"
 
     def clause(self, r: Renderer, who: str) -> str:
         """A marked relative clause saying the described entity is in this node's set."""
@@ -526,6 +528,8 @@ def subject_phrase(r: Renderer, node: Node) -> str:
     """The subject of a literal question: a long description goes first, in a sentence of
     its own, so the question's verb does not trail it."""
     kind = kind_of(node)
+    if not r.require_definite(node, "subject of the question"):
+        return node.noun_phrase(r)
     if kind and kind not in r.kinds and clause_count(node) >= 1:
         return r.introduce(kind, constraints(node))
     return node.noun_phrase(r)

@@ -26,10 +26,8 @@ from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.node import phrasing_rng
 from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.query import Node, canonical, walk, wrap
-from wikigym.synth.render import Renderer
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
 
 ABSTAIN_TEXT = "Nothing in the snapshot satisfies every condition of the question."
@@ -126,9 +124,9 @@ def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
     return problems
 
 
-def unanswerable_task(task: Task, root: Node, renderer: Renderer, graph: KnowledgeGraph) -> Task:
-    """The unanswerable twin of the proved ``task`` with the near-miss query ``root``."""
-    question = renderer.question(root, phrasing_rng(root, task.seed or 0))
+def unanswerable_task(task: Task, root: Node, question: str) -> Task:
+    """The unanswerable twin of the proved ``task`` with the near-miss query ``root``, said
+    as ``question`` (:meth:`~wikigym.synth.generate.TaskBuilder.say`)."""
     calls = [c for c in task.oracle if c.name != ToolName.ANSWER]
     oracle = [
         *calls,

@@ -15,18 +15,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
 from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
-from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats, names_candidate
+from wikigym.synth.generate import (
+    SHORTCUT_LEVELS,
+    distractor_stats,
+    generator_version,
+    honest_question,
+    names_candidate,
+)
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
 from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.paraphrase import contains_word
-from wikigym.synth.query import measures, unwrap
+from wikigym.synth.query import Node, measures, unwrap
+from wikigym.synth.render import Renderer
 from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
@@ -77,7 +86,7 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     except SynthError as exc:
         return [f"query does not evaluate: {exc}"]
     if task.unanswerable:  # emptiness, proved like uniqueness
-        return verify_unanswerable(task, root, graph, box)
+        return [*verify_unanswerable(task, root, graph, box), *wording_problems(task, root, graph, ev)]
     if len(result) != 1:
         return [f"query matches {len(result)} answers, not exactly one"]
     (item,) = tuple(result)
@@ -116,6 +125,7 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
         for gold in task.golds:
             if any(q and contains_word(q, gold) for q in questions):
                 problems.append(f"the question gives the answer away ({gold!r})")
+    problems.extend(wording_problems(task, root, graph, ev))
     # Evidence.
     for f in task.evidence.facts:
         obj = f.object_doc_id if f.object_doc_id is not None else None
@@ -133,6 +143,29 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
             )
     problems.extend(replay_oracle(task, box, item, graph))
     return problems
+
+
+DEFINITE_SINCE = 6  # the generator version from which descriptions are definite only when one
+
+
+def wording_problems(task: Task, root: Node, graph: KnowledgeGraph, ev: Evaluator) -> list[str]:
+    """Since ``wikigym.synth/6``: the template question is the one the query says, and every
+    description it says definitely ("the person who ...", "this person") denotes one entity
+    of the snapshot (TaskSets of older generators are not held to it)."""
+    if generator_version(task.generator) < DEFINITE_SINCE or task.seed is None:
+        return []
+    r = Renderer(graph, np.random.default_rng(0))
+    said = honest_question(root, r, ev, task.seed)
+    wanted = str(task.difficulty.get("template_question", task.question))
+    if said is None:
+        many = [n for n in r.definites if ev.size(n) > 1]
+        return [
+            f"the question says {len(many) or 'some'} description(s) definitely that fit several "
+            f"entities ({'; '.join(r.unfit) or 'the proof finds them'})"
+        ]
+    if said != wanted:
+        return [f"the question is not the one its query says ({said[:80]!r})"]
+    return []
 
 
 def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGraph) -> list[str]:

@@ -116,12 +116,16 @@ class Arith(Numeric):
                     both = join([a[: -len(" of {s}")], b[: -len(" of {s}")]])
                     return f"How many years separate {both} of {s}?"
                 return f"How many years separate {a.format(s=s)} and {b.format(s=s)}?"
+            r.require_definite(rarg, "subject of a date")
+            r.require_definite(larg, "subject of a date")
             first, second = (
                 a.format(s=rarg.noun_phrase(r)),
                 b.format(s=larg.noun_phrase(r)),
             )
             return f"How many years separate {first} and {second}?"
         noun = relation_text(lrel).nouns[0]
+        r.require_definite(larg, "first term of a sum")
+        r.require_definite(rarg, "second term of a sum")
         both = f"{larg.noun_phrase(r)} and {rarg.noun_phrase(r)}"
         return "What is " + noun.replace("the ", "the combined ", 1).format(s=both) + "?"
 

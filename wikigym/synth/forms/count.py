@@ -50,6 +50,7 @@ def role_set(r: Renderer, node: Node) -> tuple[str, str, str]:
         raise ValueError(f"expected the subjects of one relation, not {member}")
     relation, obj = link
     role = relation_text(relation).role or measure_noun(relation)
+    r.require_definite(obj, "object the members share")
     return plural(kind), role, obj.noun_phrase(r)
 
 

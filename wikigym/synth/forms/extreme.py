@@ -128,6 +128,8 @@ class Extreme(Hop):
             # Listed candidates stay inline: "this person" could not tell them apart.
             # Short forms ("the city founded in 1200"), several candidates in one sentence.
             r.allow_intro, r.reduce_p = False, 1.0
+            for a in alts:
+                r.require_definite(a, "candidate of a comparison")
             names = [a.noun_phrase(r) for a in alts]
             r.allow_intro, r.reduce_p = True, 0.5
             if any(RELATIVE.search(unmark(n)) for n in names):  # long items: a list

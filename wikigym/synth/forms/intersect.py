@@ -25,7 +25,7 @@ from wikigym.synth.node import (
     kind_of,
     register,
 )
-from wikigym.synth.render import INTRO_MIN_CLAUSES, INTRO_P, Renderer, who_of
+from wikigym.synth.render import INTRO_MIN_CLAUSES, INTRO_P, Renderer, indefinite, who_of
 from wikigym.synth.solving import Found, Plan, Solver
 
 WIDE_MIN = 4  # constraints of one intersection that make a "wide" set of weak attributes
@@ -133,6 +133,10 @@ class Intersect(Branching):
         cons = constraints(self)
         if len(cons) == 1 and cons[0].attribute() is not None:
             return cons[0].noun_phrase(r)
+        if not r.definite(self):
+            # It fits several entities: "a person who ...", never "the" or "this person".
+            head = indefinite(kind) if kind else "one"
+            return r.described(head, r.parts(cons), who_of(kind), reduce_p=r.reduce_p)
         if (
             kind
             and r.allow_intro

@@ -31,7 +31,7 @@ from wikigym.synth.node import (
     kind_of,
     register,
 )
-from wikigym.synth.render import Renderer, object_noun
+from wikigym.synth.render import Renderer, as_indefinite, object_noun
 from wikigym.synth.solving import Found, Plan, Solver, unique
 from wikigym.synth.templates import relation_text
 
@@ -171,15 +171,17 @@ class Project(Hop):
     # ---- wording ---------------------------------------------------------------------
     def noun_phrase(self, r: Renderer) -> str:
         if self.inverse:
-            return super().noun_phrase(r)
+            return Hop.noun_phrase(self, r)
         rt = relation_text(self.relation)
+        one = r.definite(self)
         s = self.arg.noun_phrase(r)
         # Inside a sentence, "the birthplace of X" rather than "the city where X was born":
         # a verb after the subject would trail behind the clauses around it.
         ending = tuple(n for n in rt.nouns if n.endswith("{s}"))
         noun = rt.role or object_noun(self.relation)
         nouns = ending or (f"the {noun} of {{s}}",)
-        return r.pick(nouns).format(s=s)
+        phrase = r.pick(nouns).format(s=s)
+        return phrase if one else as_indefinite(phrase)
 
     def clause(self, r: Renderer, who: str) -> str:
         rt = relation_text(self.relation)
@@ -265,6 +267,7 @@ def literal_question(r: Renderer, root: Project) -> str:
     """ "When was X born?"; for a described subject "A person ... . When was this person
     born?" or "What is the birth date of the person who ...?"."""
     rt = relation_text(root.relation)
+    r.require_definite(root.arg, "subject of a literal question")
     trailing = [a for a in rt.asks if not a.endswith("{s}?")]
     ending = [a for a in rt.asks if a.endswith("{s}?")]
     ending += ["What is " + n + "?" for n in rt.nouns if n.endswith("{s}")]
