@@ -50,7 +50,7 @@ def g(snap: Snapshot) -> KnowledgeGraph:
 
 @pytest.fixture(scope="module")
 def totals(snap: Snapshot) -> TaskSet:
-    return generate_tasks(snap, SynthConfig(difficulty="medium", n=40, seed=3, forms=("total",)))
+    return generate_tasks(snap, SynthConfig(difficulty="medium", n=80, seed=4, forms=("total",)))
 
 
 def _located_cities(g: KnowledgeGraph) -> tuple[int, list[int]]:

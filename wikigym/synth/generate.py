@@ -28,7 +28,12 @@ from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Sampler
-from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
+from wikigym.synth.unanswerable import (
+    BelievedEmpty,
+    near_miss,
+    unanswerable_slots,
+    unanswerable_task,
+)
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
@@ -126,6 +131,11 @@ def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...],
 
 
 QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+# A slot made a question with no answer keeps to its scheduled form far longer: fewer drafts
+# of some forms can be perturbed (a comparison of named candidates cannot), and a fallback to
+# the weighted draw would give the unanswerable tasks another mix of forms, and of lengths,
+# than the answerable ones (a model could learn to abstain by form or length).
+QUOTA_ATTEMPTS_UNANSWERABLE = 300
 
 
 @functools.cache
@@ -504,6 +514,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
+    trust = BelievedEmpty(g, snapshot.passages_of, snapshot.search)
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
@@ -516,7 +527,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         # Yes/no answers alternate within a level (the minority first): balanced 50/50.
         want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
-            if attempt < QUOTA_ATTEMPTS:
+            if attempt < (QUOTA_ATTEMPTS_UNANSWERABLE if index in missing else QUOTA_ATTEMPTS):
                 form = scheduled
             else:
                 form = names[int(rng.choice(len(names), p=weights))]
@@ -532,7 +543,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
-                near = near_miss(draft.root, g, rng) if policy.perturbable else None
+                near = near_miss(draft.root, g, rng, trust) if policy.perturbable else None
                 said = None if near is None else builder.say(near)
                 cand = None if said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
@@ -541,6 +552,14 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             task = cand
             break
+        if task is None and index in missing and trust.refused:
+            raise SynthError(
+                f"made only {made.get(level, 0)} {level} task(s): a question with no answer "
+                "needs facts complete for its relations (a generated world) or a text check "
+                f"that finds nothing, and this snapshot's text may answer all "
+                f"{trust.refused} near-miss(es) tried (last: {trust.last_reason}); lower "
+                "--unanswerable"
+            )
         if task is None:
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "

@@ -157,6 +157,21 @@ class Node:
         """Clauses this node adds to a description (its children's aside)."""
         return 0
 
+    def open_world(self) -> bool:
+        """Whether this node's set stays what it is in a world with more entities than the
+        snapshot (the facts of the entities it reaches being complete): true of a named
+        constant and of what is read off named pages ("the birthplace of X"), false of what
+        is picked out of every entity ("the people born in X", "born in the 1920s"). A task
+        whose query is not is unique only inside the snapshot (``closed_world``)."""
+        return all(c.open_world() for c in self.children())
+
+    def presupposed(self) -> tuple[Node, ...]:
+        """Descriptions the question says exist whatever the answer is (a comparison's
+        candidates, a count's object, an arithmetic's subjects): when one denotes nothing,
+        the question has no answer (a near-miss), though this node's own set may not be
+        empty ("How many people were born in [no such city]?" is not "zero")."""
+        return ()
+
     def closed_relations(self) -> tuple[str, ...]:
         """Relations whose *completeness* this node's set relies on, beyond the facts that
         are there: a negation, a count or a superlative is right only when no fact of them

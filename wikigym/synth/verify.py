@@ -86,7 +86,10 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     except SynthError as exc:
         return [f"query does not evaluate: {exc}"]
     if task.unanswerable:  # emptiness, proved like uniqueness
-        return [*verify_unanswerable(task, root, graph, box), *wording_problems(task, root, graph, ev)]
+        return [
+            *verify_unanswerable(task, root, graph, box),
+            *wording_problems(task, root, graph, ev),
+        ]
     if len(result) != 1:
         return [f"query matches {len(result)} answers, not exactly one"]
     (item,) = tuple(result)

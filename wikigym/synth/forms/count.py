@@ -54,6 +54,14 @@ def role_set(r: Renderer, node: Node) -> tuple[str, str, str]:
     return plural(kind), role, obj.noun_phrase(r)
 
 
+def shared_object(node: Node) -> tuple[Node, ...]:
+    """The object of the one role fact a set's members share ("X" of "the novels whose
+    author is X"), which a question about the set says exists."""
+    cons = constraints(node)
+    link = cons[0].link() if len(cons) == 1 else None
+    return () if link is None else (link[1],)
+
+
 @register
 @dataclass(frozen=True, slots=True)
 class Count(Unary):
@@ -74,6 +82,9 @@ class Count(Unary):
 
     def closed_relations(self) -> tuple[str, ...]:
         return tuple(relations_of(self.arg))  # a missing fact changes the count
+
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
 
     def evaluate(self, ev: Evaluator) -> SetValue:
         return frozenset((str(len(ev.value(self.arg))),))

@@ -61,6 +61,9 @@ class Extreme(Hop):
     def forms(self, listed: bool) -> tuple[str, ...]:
         return ("comparison",) if self.arg.alternatives() is not None else ("superlative",)
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return self.arg.alternatives() or ()  # each candidate listed must exist
+
     def closed_relations(self) -> tuple[str, ...]:
         # The greatest of a set is right only when every member, and its measure, is there.
         return (self.relation, *relations_of(self.arg))

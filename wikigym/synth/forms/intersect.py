@@ -135,8 +135,10 @@ class Intersect(Branching):
             return cons[0].noun_phrase(r)
         if not r.definite(self):
             # It fits several entities: "a person who ...", never "the" or "this person".
+            # Inline, so short: "a city founded in the 1040s" rather than "a city that was
+            # founded in the 1040s" (five relative pronouns in a sentence read badly).
             head = indefinite(kind) if kind else "one"
-            return r.described(head, r.parts(cons), who_of(kind), reduce_p=r.reduce_p)
+            return r.described(head, r.parts(cons), who_of(kind), reduce_p=1.0)
         if (
             kind
             and r.allow_intro
@@ -150,6 +152,10 @@ class Intersect(Branching):
 
     def clause(self, r: Renderer, who: str) -> str:
         return r.described("", r.parts(constraints(self)), who, reduce=False).strip()
+
+    def open_world(self) -> bool:
+        # Bounded by any positive member that is: the rest only filter its members.
+        return any(a.open_world() for a in self.args if a.negated is None and a.filter_kind is None)
 
     # ---- search plans ----------------------------------------------------------------
     def _generators(self, s: Solver) -> list[Node]:

@@ -42,6 +42,9 @@ class IsA(Node):
     def noun_phrase(self, r: Renderer) -> str:
         return indefinite(self.kind)
 
+    def open_world(self) -> bool:
+        return False  # every entity of a kind: the snapshot holds some of them
+
     def search_rank(self, s: Solver) -> int | None:
         return LISTING_RANK
 

@@ -202,6 +202,10 @@ class Project(Hop):
             return entity_question(r, self)
         return literal_question(r, self)
 
+    def open_world(self) -> bool:
+        # Forward: read off the argument's members. Inverse: every subject of the relation.
+        return not self.inverse and self.arg.open_world()
+
     # ---- search plans ----------------------------------------------------------------
     def search_rank(self, s: Solver) -> int | None:
         inner = s.rank(self.arg)

@@ -144,6 +144,9 @@ class Range(Node):
         t = r.pick(relation_text(self.relation).clauses)
         return t.format(who=who, o=bare, o_at=at)
 
+    def open_world(self) -> bool:
+        return False  # every entity with a measure in the span
+
     def test(self, s: Solver, item: Found) -> Plan[bool]:
         if not isinstance(item, str):
             return False

@@ -85,6 +85,9 @@ class Same(Node):
         own = "its" if who == "that" else "their"
         return f"whose {a} is also {own} {b}"
 
+    def open_world(self) -> bool:
+        return False  # every entity whose two relations meet
+
     def test(self, s: Solver, item: Found) -> Plan[bool]:
         if not isinstance(item, str):
             return False

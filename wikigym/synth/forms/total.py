@@ -23,7 +23,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order, number_key
 from wikigym.synth.forms.arith import SUMMABLE
-from wikigym.synth.forms.count import role_set
+from wikigym.synth.forms.count import role_set, shared_object
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.intersect import Intersect
 from wikigym.synth.forms.isa import IsA
@@ -89,6 +89,9 @@ class Total(Hop, Numeric):
     def closed_relations(self) -> tuple[str, ...]:
         # A missing member, or a missing measure, changes the sum.
         return (self.relation, *relations_of(self.arg))
+
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
 
     def evaluate(self, ev: Evaluator) -> SetValue:
         members = ev.value(self.arg)
