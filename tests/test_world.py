@@ -385,6 +385,27 @@ def test_office_holders_named_in_present_tense_are_alive(dump: Dump):
     assert not dead.intersection(holders)
 
 
+def test_one_office_per_person(dump: Dump):
+    """No two cities share a mayor and no two companies a chief executive, and nobody holds
+    both offices (world version 2, issue 36: "the mayor of X is the mayor of Y" reads as an
+    error); the offices are still held widely."""
+    holders = [
+        f["object_title"]
+        for r in dump.facts
+        for f in r["facts"]
+        if f["relation"] in ("mayor", "ceo")
+    ]
+    cities = sum(
+        1
+        for r in dump.facts
+        for f in r["facts"]
+        if f["relation"] == "instance_of" and f["object"] == "city"
+    )
+    mayors = sum(1 for r in dump.facts for f in r["facts"] if f["relation"] == "mayor")
+    assert len(holders) == len(set(holders)), [h for h in set(holders) if holders.count(h) > 1]
+    assert mayors >= 0.4 * cities, (mayors, cities)
+
+
 def test_dates_are_consistent(dump: Dump):
     facts = {r["title"]: {f["relation"]: f["object"] for f in r["facts"]} for r in dump.facts}
     checked = 0
