@@ -183,8 +183,9 @@ class ReferenceAgent:
         return pid is not None
 
     def subjects(self, relation: str, target: Found) -> Plan[list[str]]:
-        """A search for the object with the relation's words; when no hit states it, the
-        pages the object's own page links to (the link graph), each opened and read."""
+        """A search for the object with the relation's words, then the pages the object's own
+        page links to (the link graph: a city's page lists people born there), each opened
+        and read."""
         name = target if isinstance(target, str) else target.text
         hits = yield from self._search(f"{name} {cue_words(relation)}")
         out: list[str] = []
@@ -192,10 +193,11 @@ class ReferenceAgent:
             if title not in out and sentence_states(title, text, relation, target):
                 out.append(title)
                 self._support.append(pid)
-        if out or not isinstance(target, str):
+        if not isinstance(target, str):
             return out
         page = yield from self._page(target)
-        for link in (page.links if page is not None else ())[:MAX_LINKS_FOLLOWED]:
+        links = [x for x in (page.links if page is not None else ()) if x not in out]
+        for link in links[:MAX_LINKS_FOLLOWED]:
             if (yield from self.states(link, relation, target)):
                 out.append(self._alias.get(link, link))
         return out

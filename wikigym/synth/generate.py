@@ -28,6 +28,7 @@ from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Sampler
+from wikigym.synth.surfacing import unsurfaced
 from wikigym.synth.unanswerable import (
     BelievedEmpty,
     near_miss,
@@ -250,6 +251,18 @@ def honest_question(root: Node, r: Renderer, ev: Evaluator, seed: int) -> str | 
     return question
 
 
+def closed_world(root: Node, graph: KnowledgeGraph) -> int:
+    """1 when ``root``'s answer is unique only inside the snapshot, else 0.
+
+    A query that picks its answer out of every entity of some kind ("the person born in X
+    in the 1920s") is unique among the entities the snapshot holds; a real wiki's snapshot
+    holds some of the world's (an excerpt, a dump of one date), so such a task is marked. A
+    query that reads its answer off named pages ("the capital of the country where X was
+    born") stays unique in any larger world (:meth:`~wikigym.synth.node.Node.open_world`),
+    and a generated world is the whole world (:meth:`KnowledgeGraph.complete`)."""
+    return int(not graph.complete() and not root.open_world())
+
+
 def generator_version(name: str | None) -> int:
     """The version of a generator name (``wikigym.synth/6`` -> 6; 0 for another generator)."""
     prefix = GENERATOR.rsplit("/", 1)[0] + "/"
@@ -342,6 +355,10 @@ class TaskBuilder:
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
+        m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
+        m["fuzzy_clues"] = sum("fuzz" in n.forms(False) for n in walk(root))
+        if level_problems(level, m):
+            return None
         form = question_form(draft.form)
         question = self.say(root)
         if question is None:
@@ -389,6 +406,7 @@ class TaskBuilder:
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
         m["indefinite_descriptions"] = len(self.renderer.indefinites)
+        m["closed_world"] = closed_world(root, g)
         evidence, rubric = self._evidence(rows, draft, form, hidden)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]

@@ -36,6 +36,7 @@ from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.paraphrase import contains_word
 from wikigym.synth.query import Node, measures, unwrap
 from wikigym.synth.render import Renderer
+from wikigym.synth.surfacing import unsurfaced
 from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
@@ -48,7 +49,9 @@ _CHECKED = (
     "described_entities",
     "distractor_min",
     "oracle_calls",
+    "unsurfaced",
 )
+SURFACED_SINCE = 6  # the generator version that measures unsurfaced layers
 
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -99,6 +102,8 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     m: dict[str, float | int | str] = dict(measures(root))
     m["distractor_min"], _ = distractor_stats(root, ev)
     m["oracle_calls"] = len(task.oracle)
+    if generator_version(task.generator) >= SURFACED_SINCE:
+        m["unsurfaced"] = unsurfaced(root, ev, snapshot.search)
     for k in _CHECKED:
         if k in task.difficulty and task.difficulty[k] != m[k]:
             problems.append(f"difficulty {k}={task.difficulty[k]} but the query gives {m[k]}")
