@@ -83,18 +83,21 @@ FORM_MIX: dict[str, dict[str, float]] = {
     "easy": {"entity": 0.5, "literal": 0.3, "count": 0.1, "comparison": 0.05, "arithmetic": 0.05},
     "medium": {
         "entity": 0.4, "literal": 0.25, "count": 0.1, "comparison": 0.1, "superlative": 0.1,
-        "arithmetic": 0.05,
+        "arithmetic": 0.05, "list": 0.05,
     },
     "hard": {
-        "entity": 0.25, "literal": 0.15, "count": 0.05, "comparison": 0.05, "superlative": 0.1,
-        "arithmetic": 0.05, "union": 0.07, "negation": 0.07, "same": 0.05, "fuzz": 0.1,
-        "wide": 0.06,
+        "entity": 0.22, "literal": 0.13, "count": 0.05, "comparison": 0.05, "superlative": 0.08,
+        "arithmetic": 0.05, "union": 0.06, "negation": 0.06, "same": 0.05, "fuzz": 0.08,
+        "wide": 0.06, "relative_time": 0.04, "partial_name": 0.03, "list": 0.04,
     },
     "phd": {
-        "entity": 0.2, "literal": 0.1, "comparison": 0.07, "superlative": 0.1, "arithmetic": 0.08,
-        "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
+        "entity": 0.16, "literal": 0.08, "comparison": 0.07, "superlative": 0.08,
+        "arithmetic": 0.08, "union": 0.08, "negation": 0.08, "same": 0.07, "fuzz": 0.08,
+        "wide": 0.08, "relative_time": 0.08, "partial_name": 0.06,
     },
 }  # fmt: skip
+# Clues a search cannot take literally (counted per task as ``fuzzy_clues``).
+FUZZY_FORMS = frozenset({"fuzz", "relative_time", "partial_name"})
 
 
 def opt_in_form_names() -> list[str]:
@@ -356,7 +359,7 @@ class TaskBuilder:
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
         m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
-        m["fuzzy_clues"] = sum("fuzz" in n.forms(False) for n in walk(root))
+        m["fuzzy_clues"] = sum(bool(FUZZY_FORMS & set(n.forms(False))) for n in walk(root))
         if level_problems(level, m):
             return None
         form = question_form(draft.form)
