@@ -41,6 +41,12 @@ class SynthDefaultTaskSet:
 
         return default_taskset(snapshot)
 
+    def build_for_corpus(self, snapshot: Snapshot) -> TaskSet:
+        """synth's questions of any corpus (typed relations; one line when it has none)."""
+        from wikigym.synth.default import corpus_taskset
+
+        return corpus_taskset(snapshot)
+
 
 class EvalEpisodes:
     """eval's runner of repeated episodes, for ``synth calibrate`` (eval loads on use)."""

@@ -63,6 +63,8 @@ class SynthConfig:
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
             ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
+        partial: Keep the tasks made so far when a slot cannot be filled, instead of
+            failing (the default tasks of a corpus make what its facts allow).
     """
 
     difficulty: str = "mixed"
@@ -74,6 +76,7 @@ class SynthConfig:
     attempts_per_task: int = 400
     unanswerable: float = 0.0
     forms: tuple[str, ...] = ()
+    partial: bool = False
 
 
 # The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
@@ -572,6 +575,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             if unique and (level, cand.answer) in seen_answers:
                 continue
             task = cand
+            break
+        if task is None and config.partial:
             break
         if task is None and index in missing and trust.refused:
             raise SynthError(

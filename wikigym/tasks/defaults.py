@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from wikigym.corpora.default import default_snapshot_path, ensure_default_snapshot
+from wikigym.corpora.default import cache_dir, default_snapshot_path, ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.errors import SnapshotError, TaskSetError
+from wikigym.errors import SnapshotError, TaskSetError, WikigymError
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.provider import default_taskset_provider
 from wikigym.tasks.taskset import TaskSet
@@ -72,8 +72,34 @@ def shared_taskset(path: str | Path) -> TaskSet:
         return tasks
 
 
+def corpus_tasks_path(snapshot: Snapshot) -> Path:
+    """Where the default questions of a corpus are cached: by snapshot id and generator."""
+    tag = default_taskset_provider().generator().replace("/", "-").replace(".", "-")
+    return cache_dir() / "tasks" / f"{snapshot.snapshot_id[:16]}.{tag}.tasks.jsonl"
+
+
+def shared_corpus_tasks(snapshot: Snapshot) -> TaskSet:
+    """synth's default questions of a corpus given without tasks, made once into the cache
+    (:func:`corpus_tasks_path`) and loaded once per process.
+
+    Raises:
+        TaskSetError: The corpus cannot make them (one line: why, and what to pass).
+    """
+    path = corpus_tasks_path(snapshot)
+    if not path.is_file():
+        try:
+            tasks = default_taskset_provider().build_for_corpus(snapshot)
+        except WikigymError as exc:
+            raise TaskSetError(
+                f"no default questions for {snapshot.path}: {exc} (or pass tasks=FILE)"
+            ) from exc
+        tasks.save(path)  # atomic
+    return shared_taskset(path)
+
+
 def shared_one_hop_tasks(snapshot: Snapshot) -> TaskSet:
-    """The default one-hop TaskSet of a snapshot, computed once per process."""
+    """The default one-hop TaskSet of a snapshot, computed once per process (the raw-key
+    questions of earlier versions, kept for the env ids that pin them)."""
     key = Path(snapshot.path).resolve()
     with _LOCK:
         tasks = _ONE_HOP.get(key)
@@ -110,7 +136,7 @@ def resolve_resources(
     Args:
         corpus: A snapshot directory or an open snapshot; None for the default world.
         tasks: A TaskSet file or a TaskSet; None for the default TaskSet (of the default
-            world), or the one-hop questions of ``corpus``.
+            world), or synth's default questions of ``corpus`` (:func:`shared_corpus_tasks`).
 
     Raises:
         SnapshotError: ``corpus`` is not a snapshot.
@@ -128,11 +154,7 @@ def resolve_resources(
     else:
         snapshot = shared_snapshot(corpus)
     if taskset is None:
-        taskset = shared_one_hop_tasks(snapshot)
-        if not len(taskset):
-            raise TaskSetError(
-                f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"
-            )
+        taskset = shared_corpus_tasks(snapshot)
     check_tasks_fit_snapshot(taskset, snapshot, default_world=corpus is None)
     return snapshot, taskset
 

@@ -29,6 +29,10 @@ class DefaultTaskSetProvider(Protocol):
         """The default TaskSet of ``snapshot``."""
         ...
 
+    def build_for_corpus(self, snapshot: Snapshot) -> TaskSet:
+        """The default questions of a corpus given without tasks (any snapshot)."""
+        ...
+
 
 _PROVIDER: list[DefaultTaskSetProvider] = []
 
