@@ -42,12 +42,12 @@ from wikigym.eval.reader import (
 )
 from wikigym.synth.node import Node
 from wikigym.synth.query import unwrap
-from wikigym.synth.solving import Found, Lit, Plan
+from wikigym.synth.solving import SEARCH_BUDGET, Found, Lit, Plan
 from wikigym.synth.values import date_surface, format_number
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task
 
-DEFAULT_MAX_STEPS = 30  # the reference agent's budget in benchmarks and calibration
+DEFAULT_MAX_STEPS = SEARCH_BUDGET  # the reference agent's budget in benchmarks and calibration
 SEARCH_K = 20  # hits per search (the tool's most)
 ABSTAIN_TEXT = "The pages I read state nothing that satisfies every condition."
 MAX_CITATIONS = 4

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from wikigym.synth.node import Node
 
 T = TypeVar("T")
+SEARCH_BUDGET = 30
+"""The step budget a search plan runs under by default (the reference agent's, in ``eval`` and
+in ``synth calibrate --agent reference``): 2.5 times the env's default of 12, since a plan
+without the graph tests candidates the oracle never needs to."""
 Plan = Generator[object, object, T]
 """A search plan: yields tool calls (opaque to the plan), gets their outputs back, returns T."""
 
@@ -125,4 +129,14 @@ def answer_text(item: Found) -> str:
     return item if isinstance(item, str) else item.text
 
 
-__all__ = ["Found", "Lit", "Plan", "Solver", "answer_text", "contains_item", "done", "unique"]
+__all__ = [
+    "SEARCH_BUDGET",
+    "Found",
+    "Lit",
+    "Plan",
+    "Solver",
+    "answer_text",
+    "contains_item",
+    "done",
+    "unique",
+]
