@@ -280,7 +280,9 @@ def test_no_closed_set_literal_answers_above_easy(hard_phd: TaskSet, snap: Snaps
 
 def test_form_names_are_known() -> None:
     assert {*NEW_FORMS, "wide"} <= set(form_names())
-    assert set(special_forms()) == {"union", "negation", "same", "fuzz", "wide"}
+    assert set(special_forms()) == {
+        "union", "negation", "same", "fuzz", "wide", "relative_time", "partial_name",
+    }  # fmt: skip
 
 
 def test_unions_are_of_categorical_values_never_of_two_spans(

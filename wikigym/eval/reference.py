@@ -69,6 +69,8 @@ class ReferenceAgent:
     privileged = False
     sees_query = True
     name = "reference"
+    _started: bool
+    _plan: Generator[str, Any, str]
 
     def __init__(self, max_steps: int = DEFAULT_MAX_STEPS, search_k: int = SEARCH_K) -> None:
         self.max_steps = max_steps

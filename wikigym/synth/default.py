@@ -13,7 +13,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.generate import SynthConfig, generate_tasks
 from wikigym.synth.graph import graph_of
 from wikigym.synth.levels import LEVELS
-from wikigym.tasks.taskset import TaskSet
+from wikigym.tasks.taskset import Task, TaskSet
 
 DEFAULT_N = 200
 DEFAULT_SEED = 0
@@ -41,7 +41,7 @@ def corpus_taskset(snapshot: Snapshot) -> TaskSet:
             made of it (one line, saying what would give it some).
     """
     graph_of(snapshot)  # a corpus without typed facts says so here, in one line
-    tasks = []
+    tasks: list[Task] = []
     made: dict[str, int] = {}
     for level in LEVELS:
         config = SynthConfig(

@@ -180,8 +180,9 @@ class Renderer:
         self.reduce_p = 0.5
         self._frame = ""  # the frame of the last introduction
         self.sizes: Callable[[Any], int] | None = None
-        self.definites: list[Phrased] = []
-        self.indefinites: list[Phrased] = []
+        # The nodes themselves (wikigym.synth.node.Node, which this module cannot import).
+        self.definites: list[Any] = []
+        self.indefinites: list[Any] = []
         self.unfit: list[str] = []
 
     def definite(self, node: Phrased) -> bool:

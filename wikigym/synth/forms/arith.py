@@ -113,10 +113,34 @@ class Arith(Numeric):
 
     def cores(self) -> list[tuple[Node, Reassemble]]:
         op, left, right = self.op, self.left, self.right
+        chain = self._chain()
+        if chain is not None:
+            # One base description on both sides: minimised once, so both stay about one
+            # entity (reduced apart, "the birth year of X" and "the year of death of X"
+            # would become two descriptions of X).
+            base, lpath, rpath = chain
+            lrel, rrel = self._relations()
+
+            def rebuild(b: Node) -> Node:
+                return Arith(op, Project(lrel, _along(b, lpath)), Project(rrel, _along(b, rpath)))
+
+            return [(base, rebuild)]
         return [
             (left, lambda a: Arith(op, a, right)),
             (right, lambda a: Arith(op, left, a)),
         ]
+
+    def _relations(self) -> tuple[str, str]:
+        left, right = self.left.attribute(), self.right.attribute()
+        if left is None or right is None:
+            raise ValueError("an arithmetic combines two attributes of entities")
+        return left[0], right[0]
+
+    def _chain(self) -> tuple[Node, tuple[str, ...], tuple[str, ...]] | None:
+        left, right = self.left.attribute(), self.right.attribute()
+        if left is None or right is None:
+            return None
+        return chain_paths(left[1], right[1])
 
     def presupposed(self) -> tuple[Node, ...]:
         # "the birthplace of X and the place of death of X": both must exist.
@@ -182,6 +206,14 @@ class Arith(Numeric):
         noun = relation_text(lrel).nouns[0]
         both = f"{larg.noun_phrase(r)} and {rarg.noun_phrase(r)}"
         return "What is " + noun.replace("the ", "the combined ", 1).format(s=both) + "?"
+
+
+def _along(base: Node, path: tuple[str, ...]) -> Node:
+    """``base`` followed forward along ``path`` ("the author of X")."""
+    node = base
+    for rel in path:
+        node = Project(rel, node)
+    return node
 
 
 def chain_paths(left: Node, right: Node) -> tuple[Node, tuple[str, ...], tuple[str, ...]] | None:

@@ -146,7 +146,9 @@ class Listed(Hop):
             return None
         scored: list[tuple[float, str]] = []
         for m in members:
-            v = (yield from s.measure(m, self.relation)) if isinstance(m, str) else None
+            if not isinstance(m, str):
+                return None
+            v = yield from s.measure(m, self.relation)
             if v is None:
                 return None
             scored.append((v, m))
