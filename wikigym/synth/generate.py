@@ -143,6 +143,12 @@ QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted dra
 # the weighted draw would give the unanswerable tasks another mix of forms, and of lengths,
 # than the answerable ones (a model could learn to abstain by form or length).
 QUOTA_ATTEMPTS_UNANSWERABLE = 300
+# ... and to a length drawn from the answerable questions of its level made so far (within
+# LENGTH_SLACK words), once LENGTH_SAMPLE of them are made: a near-miss needs a constant in a
+# description of several constraints, so unmatched, the questions with no answer run longer.
+LENGTH_SLACK = 4
+LENGTH_SAMPLE = 5
+LENGTH_ATTEMPTS = 150  # drafts held to the length (then to the form alone)
 
 
 @functools.cache
@@ -539,6 +545,10 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
     trust = BelievedEmpty(g, snapshot.passages_of, snapshot.search)
+    lengths: dict[str, list[int]] = {lv: [] for lv in LEVELS}
+    length_rngs = {
+        lv: np.random.default_rng([config.seed, 0x1E46, i]) for i, lv in enumerate(LEVELS)
+    }
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
@@ -548,6 +558,10 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         cycle = form_cycle(names, weights)
         scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
+        target = None
+        if index in missing and len(lengths[level]) >= LENGTH_SAMPLE:
+            pool = lengths[level]
+            target = pool[int(length_rngs[level].integers(len(pool)))]
         # Yes/no answers alternate within a level (the minority first): balanced 50/50.
         want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
@@ -576,6 +590,9 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             if unique and (level, cand.answer) in seen_answers:
                 continue
+            matched = target is None or attempt >= LENGTH_ATTEMPTS
+            if not matched and abs(len(cand.question.split()) - target) > LENGTH_SLACK:
+                continue
             task = cand
             break
         if task is None and config.partial:
@@ -596,6 +613,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 "questions: ask for fewer, an easier difficulty, or more relations"
             )
         tasks.append(task)
+        if not task.unanswerable:
+            lengths[level].append(len(task.question.split()))
         if task.answer_type == "yes/no":
             answers_yes_no[level][task.answer] += 1
         seen_ids.add(task.task_id)
