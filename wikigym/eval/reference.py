@@ -42,7 +42,7 @@ from wikigym.eval.reader import (
 )
 from wikigym.synth.node import Node
 from wikigym.synth.query import unwrap
-from wikigym.synth.solving import SEARCH_BUDGET, Found, Lit, Plan
+from wikigym.synth.solving import SEARCH_BUDGET, Found, Lit, Plan, Planned
 from wikigym.synth.values import date_surface, format_number
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task
@@ -99,9 +99,9 @@ class ReferenceAgent:
         self._started = False
         self._pages: dict[str, PageText | None] = {}
         self._alias: dict[str, str] = {}  # a name asked for -> the title opened
-        self._members: dict[Node, list[Found] | None] = {}
-        self._holds: dict[tuple[Node, Found], bool] = {}
-        self._ranks: dict[Node, int | None] = {}
+        self._members: dict[Planned, list[Found] | None] = {}
+        self._holds: dict[tuple[Planned, Found], bool] = {}
+        self._ranks: dict[Planned, int | None] = {}
         self._support: list[int] = []  # passages that stated what was used, latest last
         self._plan: Generator[str, Any, str] = self._run()
 
@@ -151,18 +151,18 @@ class ReferenceAgent:
         return []
 
     # ---- the Solver (wikigym.synth.solving) ---------------------------------------------
-    def members(self, node: Node) -> Plan[list[Found] | None]:
+    def members(self, node: Planned) -> Plan[list[Found] | None]:
         if node not in self._members:
             self._members[node] = yield from node.find_members(self)
         return self._members[node]
 
-    def holds(self, node: Node, item: Found) -> Plan[bool]:
+    def holds(self, node: Planned, item: Found) -> Plan[bool]:
         key = (node, item)
         if key not in self._holds:
             self._holds[key] = yield from node.test(self, item)
         return self._holds[key]
 
-    def rank(self, node: Node) -> int | None:
+    def rank(self, node: Planned) -> int | None:
         if node not in self._ranks:
             self._ranks[node] = node.search_rank(self)
         return self._ranks[node]

@@ -590,8 +590,11 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             if unique and (level, cand.answer) in seen_answers:
                 continue
-            matched = target is None or attempt >= LENGTH_ATTEMPTS
-            if not matched and abs(len(cand.question.split()) - target) > LENGTH_SLACK:
+            if (
+                target is not None
+                and attempt < LENGTH_ATTEMPTS
+                and abs(len(cand.question.split()) - target) > LENGTH_SLACK
+            ):
                 continue
             task = cand
             break

@@ -22,10 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-if TYPE_CHECKING:
-    from wikigym.synth.node import Node
+from typing import Protocol, TypeVar
 
 T = TypeVar("T")
 SEARCH_BUDGET = 30
@@ -55,20 +52,31 @@ def done(value: T) -> Plan[T]:
     yield  # pragma: no cover  (makes this a generator)
 
 
+class Planned(Protocol):
+    """What a solver asks of a query node (:class:`wikigym.synth.node.Node`, which this
+    module cannot import: the node imports it)."""
+
+    def search_rank(self, s: Solver) -> int | None: ...
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]: ...
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]: ...
+
+
 class Solver(Protocol):
     """What a node's search plan may ask of the agent that runs it (every method that reads
     the snapshot is a plan: it may spend tool calls)."""
 
-    def members(self, node: Node) -> Plan[list[Found] | None]:
+    def members(self, node: Planned) -> Plan[list[Found] | None]:
         """``node``'s members as found through the tools (memoised; None: the node can only
         test candidates, see :meth:`~wikigym.synth.node.Node.search_rank`)."""
         ...
 
-    def holds(self, node: Node, item: Found) -> Plan[bool]:
+    def holds(self, node: Planned, item: Found) -> Plan[bool]:
         """Whether ``item`` is in ``node``'s set, as the pages tell (memoised)."""
         ...
 
-    def rank(self, node: Node) -> int | None:
+    def rank(self, node: Planned) -> int | None:
         """How cheaply ``node``'s members are gathered (lower first; None: they are not)."""
         ...
 
