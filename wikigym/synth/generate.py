@@ -583,9 +583,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             if cand is not None and index in missing:  # its near-miss, or another draft
                 near = near_miss(draft.root, g, rng, trust) if policy.perturbable else None
                 said = None if near is None else builder.say(near)
-                cand = (
-                    None if near is None or said is None else unanswerable_task(cand, near, said)
-                )
+                cand = None if near is None or said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
                 continue
             if unique and (level, cand.answer) in seen_answers:
