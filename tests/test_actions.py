@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from wikigym.codes import ACTION_ERROR_CODES, ErrorCode
 from wikigym.envs.actions import (
     MAX_ACTION_CHARS,
     MAX_MESSAGE_CHARS,
@@ -20,7 +21,6 @@ from wikigym.envs.actions import (
     ToolCall,
     parse_action,
 )
-from wikigym.envs.codes import ACTION_ERROR_CODES, ErrorCode
 from wikigym.envs.tool_specs import (
     TOOL_MODELS,
     AnswerArgs,

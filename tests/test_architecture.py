@@ -15,24 +15,28 @@ import wikigym
 
 PACKAGE = Path(wikigym.__file__).parent
 
-# errors 0 < corpora 1 < tasks 2 < envs 3 < synth 4 < eval, trainers 5 < integrations 6.
+# errors 0 < corpora, sandbox 1 < tasks 2 < tools 3 < envs 4 < synth 5 < eval, trainers 6 <
+# integrations 7 (DESIGN.md).
 # "root" is the package itself and its top-level modules (the CLI, the wiring): they see all.
 RANKS: dict[str, float] = {
     "errors": 0,
+    "codes": 0,
     "version": 0,
     # CLI helpers that every room's command may use; they import only errors.
     "cliutil": 0.5,
     "cli_args": 0.5,
     "outputs": 0.5,
     "corpora": 1,
+    "sandbox": 1,
     "tasks": 2,
-    "envs": 3,
-    "synth": 4,
-    "eval": 5,
-    "trainers": 5,
-    "integrations": 6,
+    "tools": 3,
+    "envs": 4,
+    "synth": 5,
+    "eval": 6,
+    "trainers": 6,
+    "integrations": 7,
     # Above integrations: the CLI mounts `wikigym serve` (integrations/serve) like every room.
-    "root": 6.5,
+    "root": 7.5,
 }
 ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.wiring")
 

@@ -353,7 +353,7 @@ def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path
 
 
 def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
-    from wikigym.envs.sandbox import PythonSandbox
+    from wikigym.sandbox.sandbox import PythonSandbox
 
     ok, reason = PythonSandbox.available()
     if not ok:

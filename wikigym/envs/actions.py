@@ -29,7 +29,7 @@ appearance, and each takes one of the ``max_calls`` slots. The attempts in the s
 one ``too_many_calls`` error. A valid ``answer`` call ends the episode, so attempts after it are
 ignored without an error.
 
-Every error carries a stable code (`wikigym.envs.codes.ErrorCode`) and a bounded message saying what was expected,
+Every error carries a stable code (`wikigym.codes.ErrorCode`) and a bounded message saying what was expected,
 what came and how a correct call looks.
 """
 
@@ -46,7 +46,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.tool_specs import (
     MAX_CODE_CHARS,
     TOOL_MODELS,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wikigym.codes import ErrorCode
 from wikigym.corpora.index import Hit
-from wikigym.envs.codes import ErrorCode
 from wikigym.tasks.layout import PageBlock
 from wikigym.tasks.refs import page_ref
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wikigym.codes import ErrorCode, SandboxCode
 from wikigym.corpora.snapshot import Page, Snapshot
-from wikigym.envs.codes import ErrorCode, SandboxCode
 from wikigym.envs.render import render
 from wikigym.envs.results import (
     SHOWN_LINKS,
@@ -25,7 +25,6 @@ from wikigym.envs.results import (
     ToolErrorOutput,
     ToolOutput,
 )
-from wikigym.envs.sandbox import PythonSandbox
 from wikigym.envs.tool_specs import (
     AnswerArgs,
     FindArgs,
@@ -33,6 +32,7 @@ from wikigym.envs.tool_specs import (
     PythonArgs,
     SearchArgs,
 )
+from wikigym.sandbox.sandbox import PythonSandbox
 from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
 from wikigym.tasks.limits import DEFAULT_K
 from wikigym.tasks.refs import page_ref, parse_ref, passage_ref

@@ -26,9 +26,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikigym.envs.rewards import PRESETS
-from wikigym.envs.sandbox import SandboxLimits
 from wikigym.envs.tool_specs import ToolName
 from wikigym.errors import TrajectoryError
+from wikigym.sandbox.sandbox import SandboxLimits
 from wikigym.tasks.limits import MAX_K
 
 FORMAT = "wikigym.trajectory/1"

@@ -25,17 +25,17 @@ from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
+from wikigym.codes import ErrorCode
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
-from wikigym.envs.codes import ErrorCode
 from wikigym.envs.registry import run_tool
 from wikigym.envs.render import render
 from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
 from wikigym.envs.tool_specs import ToolName, describe_tools
 from wikigym.envs.tools import ToolBox, ToolConfig
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
 from wikigym.tasks.defaults import resolve_resources
 from wikigym.tasks.limits import MAX_K
 from wikigym.tasks.refs import parse_ref

@@ -17,7 +17,7 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.recipe import env_spec, make_env
 from wikigym.envs.replay import RecordTrajectory
 from wikigym.envs.wiki_search import WikiSearchEnv

@@ -44,7 +44,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec as GymEnvSpec
 
-from wikigym.envs.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
+from wikigym.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
 from wikigym.envs.recipe import env_spec, make_env, takes_corpus
 from wikigym.envs.registry import trl_method
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward

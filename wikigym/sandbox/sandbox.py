@@ -12,7 +12,7 @@ Each run starts a fresh interpreter inside Linux namespaces made by bubblewrap (
 - Network: a new, empty network namespace (connections fail at once).
 - Processes: a new PID namespace; killing bwrap (which the parent does on timeout, on output
   overflow and at the end) kills everything in it.
-- No nested namespaces, no mounts: a seccomp filter (:mod:`wikigym.envs.seccomp`, loaded by
+- No nested namespaces, no mounts: a seccomp filter (:mod:`wikigym.sandbox.seccomp`, loaded by
   bwrap before the interpreter starts) refuses `unshare`, `setns`, `clone` with namespace
   flags, `clone3`, every mount call and a few other kernel interfaces no Python program needs;
   in the user-namespace mode bwrap's `--disable-userns` closes user namespaces as well, where
@@ -34,7 +34,7 @@ Each run starts a fresh interpreter inside Linux namespaces made by bubblewrap (
 - Memory, for the sandbox as a whole, in one of two modes (`SandboxResult.limit_mode`,
   `PythonSandbox.limit_plan()`):
   `cgroup`: where a cgroup v2 group with the memory controller is available to this process
-  (:mod:`wikigym.envs.cgroups`), each run gets its own group with `memory.max = memory_mb`,
+  (:mod:`wikigym.sandbox.cgroups`), each run gets its own group with `memory.max = memory_mb`,
   no swap and `pids.max = max_processes`; an out-of-memory kill is a `memory` error.
   `per-process` (no such group, as in most containers): the run may hold at most
   `n = min(max_processes, max(1, memory_mb // 128))` processes and threads (`RLIMIT_NPROC`),
@@ -71,10 +71,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from wikigym.envs.cgroups import CGROUP_ENV, SandboxCgroup, find_parent, remove_stale
-from wikigym.envs.codes import SandboxCode
-from wikigym.envs.seccomp import namespace_filter
+from wikigym.codes import SandboxCode
 from wikigym.errors import SandboxLimitsError
+from wikigym.sandbox.cgroups import CGROUP_ENV, SandboxCgroup, find_parent, remove_stale
+from wikigym.sandbox.seccomp import namespace_filter
 
 __all__ = ["LimitPlan", "PythonSandbox", "SandboxLimits", "SandboxResult"]
 
@@ -487,7 +487,7 @@ class PythonSandbox:
             bwrap_path: the bubblewrap executable (name looked up on PATH, or a path).
             cgroup_parent: a cgroup v2 directory to make the runs' groups in; None for
                 ``$WIKIGYM_SANDBOX_CGROUP`` or this process's own group (see
-                :mod:`wikigym.envs.cgroups`).
+                :mod:`wikigym.sandbox.cgroups`).
         """
         self.limits = limits if limits is not None else SandboxLimits()
         self.allow_unsafe = allow_unsafe
