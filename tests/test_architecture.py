@@ -131,7 +131,7 @@ def test_corpora_user_loads_no_gymnasium_and_no_envs() -> None:
     assert not {
         m for m in loaded if m.startswith(("wikigym.envs.", "wikigym.synth", "wikigym.eval"))
     } - {"wikigym.envs.registration"}
-    assert "wikigym.envs.tool_specs" not in loaded
+    assert not {m for m in loaded if m.startswith("wikigym.tools")}
 
 
 def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
@@ -150,8 +150,9 @@ def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
 def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
     from wikigym.corpora.index import ENGLISH_STOPWORDS, Hit
     from wikigym.corpora.passages import split_sentences
-    from wikigym.envs import results, wrappers
+    from wikigym.envs import wrappers
     from wikigym.eval import heuristic
+    from wikigym.tools import search
 
     assert wrappers.STOPWORDS == heuristic.STOPWORDS == frozenset(ENGLISH_STOPWORDS)
     assert split_sentences("Snow is white. 3 cats sat!\n\nA list\n") == [
@@ -159,5 +160,5 @@ def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
         "3 cats sat!",
         "A list",
     ]
-    assert wrappers.Hit is Hit and results.Hit is Hit
+    assert wrappers.Hit is Hit and search.Hit is Hit
     assert not hasattr(wrappers, "sentences") and not hasattr(heuristic, "_SENTENCE")

@@ -19,9 +19,9 @@ from wikigym.cli import main as cli
 from wikigym.corpora import Snapshot
 from wikigym.envs import trajectory_file
 from wikigym.envs.replay import RecordTrajectory, load_trajectory, replay
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import TrajectoryError
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import format_tool_call
 
 
 def call(name: str, **arguments: object) -> str:

@@ -15,12 +15,12 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import SandboxLimitsError
 from wikigym.sandbox.cgroups import find_parent, remove_stale
 from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
 from wikigym.sandbox.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
+from wikigym.tools import format_tool_call
 
 AVAILABLE, REASON = PythonSandbox.available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"namespaces unavailable: {REASON}")

@@ -26,10 +26,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from wikigym.envs.rewards import PRESETS
-from wikigym.envs.tool_specs import ToolName
 from wikigym.errors import TrajectoryError
 from wikigym.sandbox.sandbox import SandboxLimits
 from wikigym.tasks.limits import MAX_K
+from wikigym.tools import tool_names
 
 FORMAT = "wikigym.trajectory/1"
 REPLAYABLE_ENV_IDS: tuple[str, ...] = ("WikiSearch-v0",)  # Calc-v0 records no trajectories
@@ -77,7 +77,7 @@ class WikiSearchReplayArgs(BaseModel):
     @field_validator("tools")
     @classmethod
     def _tools(cls, value: list[str] | None) -> list[str] | None:
-        names = [t.value for t in ToolName]
+        names = list(tool_names())
         if value is not None and (len(value) > len(names) or not set(value) <= set(names)):
             raise ValueError(f"must be a list of tool names from {names}")
         return value

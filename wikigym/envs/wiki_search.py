@@ -28,18 +28,25 @@ import gymnasium as gym
 from wikigym.codes import ErrorCode
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
-from wikigym.envs.registry import run_tool
-from wikigym.envs.render import render
 from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tool_specs import ToolName, describe_tools
-from wikigym.envs.tools import ToolBox, ToolConfig
-from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox import PythonSandbox, SandboxLimits
 from wikigym.tasks.defaults import resolve_resources
 from wikigym.tasks.limits import MAX_K
 from wikigym.tasks.refs import parse_ref
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import (
+    AnswerOutput,
+    ToolBox,
+    ToolConfig,
+    all_tools,
+    describe_tools,
+    get_tool,
+    run_tool,
+    select_tools,
+    tool_names,
+)
 
 ToolFormat = Literal["hermes", "json", "search-r1"]
 PythonMode = Literal["auto", "off", "unsafe"]
@@ -77,7 +84,8 @@ class WikiSearchEnv(gym.Env[str, str]):
         reward: A preset name (``binary``, ``f1``, ``shaped``) or a :class:`RewardConfig`.
         tool_format: Call format described in the first observation (all formats are
             accepted whatever this says).
-        tools: Tool names to enable (default: all).
+        tools: Tool names to enable (default: every registered tool; a registered id pins
+            its list). Listed in the registry's order.
         max_calls_per_step: Tool calls run per action (the rest are a ``too_many_calls``
             error).
         python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
@@ -98,12 +106,12 @@ class WikiSearchEnv(gym.Env[str, str]):
 
     @staticmethod
     def steps_can_wait(kwargs: Mapping[str, Any]) -> bool:
-        """Whether a step of an env made with ``kwargs`` can wait on a subprocess: only the
-        ``python`` tool does (the sandbox); search, open, find and answer are in-process CPU
-        work (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
+        """Whether a step of an env made with ``kwargs`` can wait on a subprocess: only a tool
+        that runs code in the sandbox does (``python``); search, open, find and answer are
+        in-process CPU work (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
         if kwargs.get("python", "auto") == "off":
             return False
-        return ToolName.PYTHON in _tool_names(kwargs.get("tools"))
+        return any(get_tool(t).uses_sandbox for t in _tool_names(kwargs.get("tools")))
 
     def __init__(
         self,
@@ -158,10 +166,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         )
         self.tool_format = tool_format
         self.tools = _tool_names(tools)
-        if python == "off" and ToolName.PYTHON in self.tools:
-            self.tools = tuple(t for t in self.tools if t is not ToolName.PYTHON)
+        if python == "off":
+            self.tools = tuple(t for t in self.tools if not get_tool(t).uses_sandbox)
         python_sandbox = None
-        if ToolName.PYTHON in self.tools:
+        if any(get_tool(t).uses_sandbox for t in self.tools):
             python_sandbox = PythonSandbox(limits, allow_unsafe=python == "unsafe")
         tool_config = tool_config or ToolConfig()
         if search_k is not None:
@@ -212,13 +220,13 @@ class WikiSearchEnv(gym.Env[str, str]):
         outputs: list[StepOutput] = []
         step_errors: list[ErrorCode] = []
         called: list[str] = []
-        answer = None
+        answer: AnswerOutput | None = None
         for error in parsed.errors:
             ep.errors[error.code] += 1
             step_errors.append(error.code)
             outputs.append(ActionErrorOutput(error.code, error.message))
         for call in parsed.calls:
-            called.append(call.name.value)
+            called.append(call.name)
             result = run_tool(self.toolbox, call.name, call.args, seed=self._python_seed())
             ep.seen.update(result.seen)
             if result.error is not None:
@@ -237,7 +245,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             reward = self._finish(ep, answer, truncated, info)
         if terminated and not outputs:
             outputs.append(NoticeOutput("(episode finished)"))
-        obs = "\n\n".join(render(out) for out in outputs)
+        obs = "\n\n".join(out.render() for out in outputs)
         if truncated:
             notice = (
                 f"The step budget ({self.max_steps}) is spent; the episode ends without an answer."
@@ -308,7 +316,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         page = self.snapshot.page(n)
         return None if page is None else page.text
 
-    def _finish(self, ep: _Episode, answer: Any, truncated: bool, info: dict[str, Any]) -> float:
+    def _finish(
+        self, ep: _Episode, answer: AnswerOutput | None, truncated: bool, info: dict[str, Any]
+    ) -> float:
         citations = tuple(_canonical_ref(c) for c in answer.citations) if answer is not None else ()
         outcome = EpisodeOutcome(
             answer=None if answer is None else answer.text,
@@ -339,17 +349,18 @@ def _canonical_ref(ref: str) -> str:
     return ref.strip() if parsed is None else f"{parsed[0]}{parsed[1]}"
 
 
-def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[ToolName, ...]:
+def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The tools enabled, in listing order (default: every registered tool)."""
     if tools is None:
-        return tuple(ToolName)
-    out = []
+        return tool_names()
+    known = tool_names()
     for name in tools:
-        try:
-            out.append(ToolName(name))
-        except ValueError:
-            raise ValueError(
-                f"unknown tool {name!r}; expected some of {[t.value for t in ToolName]}"
-            ) from None
-    if ToolName.ANSWER not in out:
-        raise ValueError("the answer tool must be enabled: it is how an episode ends")
-    return tuple(t for t in ToolName if t in out)
+        if name not in known:
+            raise ValueError(f"unknown tool {name!r}; expected some of {list(known)}")
+    chosen = select_tools(tools)
+    if not any(t.ends_episode for t in chosen):
+        ending = [t.name for t in all_tools() if t.ends_episode]
+        raise ValueError(
+            f"the {' or '.join(ending)} tool must be enabled: it is how an episode ends"
+        )
+    return tuple(t.name for t in chosen)

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
+from wikigym.tools import openai_tools_schema
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 

@@ -22,8 +22,6 @@ import hashlib
 
 import numpy as np
 
-from wikigym.envs.tool_specs import ToolName
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
@@ -31,6 +29,7 @@ from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.query import Entity, Intersect, Node, Project, Value, canonical, walk, wrap
 from wikigym.synth.render import Renderer, phrasing_rng
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
+from wikigym.tools import ToolBox
 
 ABSTAIN_TEXT = "Nothing in the snapshot satisfies every condition of the question."
 CANDIDATES_PER_SLOT = 24  # replacement values tried per constant before the next one
@@ -144,7 +143,7 @@ def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
 def unanswerable_task(task: Task, root: Node, renderer: Renderer, graph: KnowledgeGraph) -> Task:
     """The unanswerable twin of the proved ``task`` with the near-miss query ``root``."""
     question = renderer.question(root, phrasing_rng(root, task.seed or 0))
-    calls = [c for c in task.oracle if c.name != ToolName.ANSWER]
+    calls = [c for c in task.oracle if c.name != "answer"]
     oracle = [
         *calls,
         OracleCall(name="answer", arguments={"text": ABSTAIN_TEXT, "abstain": True}),

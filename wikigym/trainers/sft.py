@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wikigym.envs.tool_specs import ToolName, openai_tools_schema
 from wikigym.errors import WikigymError
 from wikigym.outputs import atomic_output
+from wikigym.tools import openai_tools_schema, tool_names
 from wikigym.trainers.adapter import EnvSpec
 
 SFT_FILE = "sft.jsonl"
@@ -82,7 +82,7 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
             f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v0"
         )
     env = spec.make()
-    tools = getattr(env.unwrapped, "tools", tuple(ToolName))
+    tools = getattr(env.unwrapped, "tools", tool_names())
     schema = json.dumps(openai_tools_schema(tools), ensure_ascii=False, sort_keys=True)
     for i, task in enumerate(taskset):
         if not task.oracle:
