@@ -17,7 +17,7 @@ PACKAGE = Path(wikigym.__file__).parent
 
 # errors 0 < corpora, sandbox 1 < tasks 2 < tools 3 < envs 4 < synth 5 < eval, trainers 6 <
 # integrations 7 (DESIGN.md).
-# "root" is the package itself and its top-level modules (the CLI, the wiring): they see all.
+# "root" is the package itself and its top-level modules (the CLI, the defaults): they see all.
 RANKS: dict[str, float] = {
     "errors": 0,
     "codes": 0,
@@ -38,7 +38,7 @@ RANKS: dict[str, float] = {
     # Above integrations: the CLI mounts `wikigym serve` (integrations/serve) like every room.
     "root": 7.5,
 }
-ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.wiring")
+ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.defaults")
 
 
 def _module_name(path: Path) -> str:

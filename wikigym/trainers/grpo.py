@@ -212,7 +212,7 @@ def resolve_model(cfg: TrainConfig, spec: EnvSpec | None = None) -> str:
     check_model(cfg)
     if cfg.model:
         return cfg.model
-    from wikigym.corpora.default import cache_dir
+    from wikigym.tasks.defaults import cache_dir
     from wikigym.trainers.tiny import build_tiny_model
 
     if spec is not None and uses_cold_start(cfg):
