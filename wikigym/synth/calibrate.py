@@ -160,15 +160,7 @@ def calibrate(
 ) -> TaskSet:
     """Run each task of ``tasks_file`` ``k`` times with ``agent``; the calibrated TaskSet.
 
-    Args:
-        tasks_file: TaskSet file (``.jsonl``/``.parquet``).
-        agent: Agent spec (``heuristic``, ``openai:URL``, ``hf:PATH``).
-        k: Runs per task.
-        seed: Base seed: run ``r`` samples with agent seed ``seed + r``.
-        corpus: Snapshot directory; None for the embedded default world.
-        max_steps: The env's step budget.
-        temperature: Sampling temperature of model agents (0: greedy).
-        model: Model name sent to an OpenAI-compatible endpoint.
+    The arguments are those of :class:`~wikigym.tasks.hooks.EpisodeRequest` (which names each).
 
     Raises:
         SynthError: ``k`` below 1, or a task without runs.
