@@ -3,7 +3,7 @@
 A throwaway tool module is written to a temporary folder that joins the package's search
 path (where a module of ``wikigym/tools/`` lives), and the registry finds it: the env's first
 observation lists it and runs it, the OpenAI schema exports it, TRL's adapter has its method,
-the SFT export's tool schema holds it.
+the SFT export's tool schema holds it, and a registered id's first observation does not move.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from wikigym.tools import (
     ToolBox,
     all_tools,
     call_tool,
+    describe_tools,
     discover,
     format_tool_call,
     get_tool,
@@ -132,6 +133,26 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
     assert call_tool(ToolBox(env.unwrapped.snapshot), "echo", {"text": "x"}).text == "echo: x"
 
 
+def test_registering_a_tool_does_not_move_a_registered_id(tmp_path: Path) -> None:
+    """WikiSearch-v0 pins its tools: its first observation is the same with echo registered."""
+    before = gym.make("WikiSearch-v0").reset(seed=3)[0]
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "echo.py").write_text(ECHO, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(wikigym.tools, "__path__", [*wikigym.tools.__path__, str(folder)])
+        discover()
+        try:
+            assert "echo" in tool_names() and "echo" in describe_tools()
+            assert gym.make("WikiSearch-v0").reset(seed=3)[0] == before
+        finally:
+            unregister_tool("echo")
+            sys.modules.pop("wikigym.tools.echo", None)
+            from wikigym.tools import registry
+
+            registry._SCANNED.discard("echo")
+
+
 def test_a_tool_is_checked_when_defined() -> None:
     class Args(ToolArgs):
         text: str
@@ -165,14 +186,16 @@ def test_a_tool_is_checked_when_defined() -> None:
 
 def test_the_registry_is_the_only_tool_list() -> None:
     """No module outside wikigym/tools names the built-in tools as a list: every list, schema and
-    description is derived from the registry (a mechanical claim of docs/architecture.md)."""
+    description is derived from the registry (a mechanical claim of docs/architecture.md). The
+    one exception is an env id's pinned tool list (envs/registration.py): an id must not grow
+    when a tool is added."""
     import ast
 
     package = Path(wikigym.tools.__file__).parents[1]
     names = set(tool_names())
     found = []
     for path in sorted(package.rglob("*.py")):
-        if path.parent.name == "tools":
+        if path.parent.name == "tools" or path.name == "registration.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             # A literal list, set or dict, or an enum, that holds three tool names or more.

@@ -7,7 +7,7 @@ or unlocks an unsafe mode:
   that is truncated, not UTF-8, nested too deep, or holds ``NaN``/``Infinity`` is refused;
 - the header and every step are validated by strict pydantic models (no unknown keys, no
   ``"5"`` for an integer, no ``true`` for a number);
-- the env is named only by one of :data:`REPLAYABLE_ENV_IDS` (never by an entry point such as
+- the env is named only by one of wikigym's registered WikiSearch ids (never by an entry point such as
   ``"module:Env"``, which Gymnasium would import), and its arguments must pass
   :class:`WikiSearchReplayArgs`, an allow-list of JSON values with checked types and ranges;
   ``corpus``/``tasks`` are paths of data files, opened as a snapshot and a TaskSet;
@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from wikigym.envs.registration import env_version, replayable_env_ids
 from wikigym.envs.rewards import PRESETS
 from wikigym.errors import TrajectoryError
 from wikigym.sandbox.sandbox import SandboxLimits
@@ -32,7 +33,6 @@ from wikigym.tasks.limits import MAX_K
 from wikigym.tools import tool_names
 
 FORMAT = "wikigym.trajectory/1"
-REPLAYABLE_ENV_IDS: tuple[str, ...] = ("WikiSearch-v0",)  # Calc-v0 records no trajectories
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a 2M-character action with every character escaped fits
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_REPLAY_STEPS = 10_000
@@ -45,20 +45,21 @@ _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class WikiSearchReplayArgs(BaseModel):
-    """The ``WikiSearch-v0`` arguments a trajectory may ask for (what ``spec_kwargs`` holds)."""
+    """The WikiSearch arguments a trajectory may ask for (what ``spec_kwargs`` holds). A value
+    left out (or null) is the recorded id's own (:mod:`wikigym.envs.registration`)."""
 
     model_config = _STRICT
 
     corpus: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     tasks: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
-    max_steps: Annotated[int, Field(ge=1, le=MAX_REPLAY_STEPS)] = 12
-    reward: str = "binary"
-    tool_format: Literal["hermes", "json", "search-r1"] = "hermes"
+    max_steps: Annotated[int, Field(ge=1, le=MAX_REPLAY_STEPS)] | None = None
+    reward: str | None = None
+    tool_format: Literal["hermes", "json", "search-r1"] | None = None
     tools: list[str] | None = None
-    max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] = 1
+    max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] | None = None
     search_k: Annotated[int, Field(ge=1, le=MAX_K)] | None = None
-    python: Literal["auto", "off", "unsafe"] = "auto"
-    max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] = 16_000
+    python: Literal["auto", "off", "unsafe"] | None = None
+    max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] | None = None
     sandbox: dict[str, Any] | None = None
 
     @field_validator("sandbox")
@@ -69,8 +70,8 @@ class WikiSearchReplayArgs(BaseModel):
 
     @field_validator("reward")
     @classmethod
-    def _preset(cls, value: str) -> str:
-        if value not in PRESETS:
+    def _preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
             raise ValueError(f"must be one of the reward presets {list(PRESETS)}")
         return value
 
@@ -220,10 +221,10 @@ def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dic
         TrajectoryError: An env id that wikigym does not replay, an argument outside the
             allow-list, or ``python="unsafe"`` without ``trust``.
     """
-    if header.env_id not in REPLAYABLE_ENV_IDS:
+    if header.env_id not in replayable_env_ids():
         raise TrajectoryError(
             f"{path}: env_id {header.env_id[:80]!r} is not replayable; replay accepts only "
-            f"wikigym's {list(REPLAYABLE_ENV_IDS)} (a file cannot name a module to import)"
+            f"wikigym's {list(replayable_env_ids())} (a file cannot name a module to import)"
         )
     accepted = sorted(WikiSearchReplayArgs.model_fields)
     unknown = sorted(set(header.env_kwargs) - set(accepted))
@@ -235,13 +236,15 @@ def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dic
     args: WikiSearchReplayArgs = _validated(
         WikiSearchReplayArgs, header.env_kwargs, f"{path}: env_kwargs"
     )
-    if args.python == "unsafe" and not trust:
+    pinned = env_version(header.env_id).kwargs
+    if (args.python or pinned.get("python")) == "unsafe" and not trust:
         raise TrajectoryError(
             f"{path} asks for python='unsafe' (model code run on this host without a sandbox); "
             "refused: replay it only if you trust the file, with `wikigym replay TRAJ --trust` "
             "(replay(path, trust=True))"
         )
-    return args.model_dump()
+    # null is the id's own value; corpus and tasks null: the embedded default (the env's).
+    return args.model_dump(exclude_none=True)
 
 
 __all__ = [
@@ -249,7 +252,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
     "MAX_REPLAY_STEPS",
-    "REPLAYABLE_ENV_IDS",
     "ResetOptions",
     "TrajectoryHeader",
     "TrajectoryStep",

@@ -32,7 +32,7 @@ from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.spaces import UnicodeText
 from wikigym.sandbox import PythonSandbox, SandboxLimits
-from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.defaults import EmbeddedPin, resolve_resources
 from wikigym.tasks.limits import MAX_K
 from wikigym.tasks.refs import parse_ref
 from wikigym.tasks.taskset import Task, TaskSet
@@ -99,6 +99,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         search_k: Results of a search that names no ``k``: every Search-R1 ``<search>`` tag
             (the tag has no place for one; Search-R1's retriever returns 3) and calls that
             leave it out. None: ``tool_config``'s (5 by default).
+        embedded: The embedded default this env stands for when given no corpus and no
+            tasks (an :class:`~wikigym.tasks.defaults.EmbeddedPin` or its fields): data built
+            that differs is refused. None: whatever this wikigym builds. Every registered id
+            pins one (:mod:`wikigym.envs.registration`).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
@@ -128,6 +132,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         tool_config: ToolConfig | None = None,
         render_mode: str | None = None,
         search_k: int | None = None,
+        embedded: EmbeddedPin | Mapping[str, str] | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -142,7 +147,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         limits = SandboxLimits.from_value(sandbox)
-        self.snapshot, self.tasks = resolve_resources(corpus, tasks)
+        self.snapshot, self.tasks = resolve_resources(
+            corpus, tasks, pin=EmbeddedPin.from_value(embedded)
+        )
         # JSON-able arguments that re-create this env (for trajectories and replay).
         self.spec_kwargs: dict[str, Any] = {
             "corpus": None if corpus is None else str(self.snapshot.path),

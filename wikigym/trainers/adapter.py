@@ -45,9 +45,11 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec as GymEnvSpec
 
 from wikigym.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
+from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.recipe import env_spec, make_env, takes_corpus
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
-from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.defaults import EmbeddedPin, resolve_resources
 from wikigym.tasks.taskset import TaskSet
 from wikigym.tools import format_tool_call, tool_names
 from wikigym.tools.methods import trl_method
@@ -75,7 +77,7 @@ class EnvSpec:
             ``tools``, ``level``, ...).
     """
 
-    env_id: str = "WikiSearch-v0"
+    env_id: str = WIKI_SEARCH
     corpus: str | Path | None = None
     tasks: str | Path | TaskSet | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
@@ -106,7 +108,8 @@ class EnvSpec:
         if self._resolved is None:
             kwargs: dict[str, Any] = {}
             if self.is_wiki():
-                snapshot, taskset = resolve_resources(self.corpus, self.tasks)
+                pin = EmbeddedPin.from_value(self.recipe().kwargs.get("embedded"))
+                snapshot, taskset = resolve_resources(self.corpus, self.tasks, pin=pin)
                 kwargs.update(corpus=snapshot, tasks=taskset)
             elif self.corpus is not None or self.tasks is not None:
                 raise ValueError(
@@ -119,6 +122,11 @@ class EnvSpec:
     def make(self) -> gym.Env:
         """A new env instance (sharing the snapshot and TaskSet)."""
         return make_env(self.recipe(), disable_env_checker=True, **self.make_kwargs())
+
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot of a WikiSearch env (None for envs without one)."""
+        corpus = self.make_kwargs().get("corpus")
+        return corpus if isinstance(corpus, Snapshot) else None
 
     def taskset(self) -> TaskSet | None:
         """The TaskSet of a WikiSearch env (None for envs without one)."""

@@ -466,9 +466,9 @@ def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> T
     if recipe.extra_tasks <= 0:
         return subset
     from wikigym.synth.generate import SynthConfig, generate_tasks
-    from wikigym.tasks.defaults import resolve_resources
 
-    snapshot, _ = resolve_resources(spec.corpus, spec.tasks)
+    snapshot = spec.snapshot()
+    assert snapshot is not None  # a spec with a TaskSet reads a snapshot
     extra = generate_tasks(
         snapshot, SynthConfig(difficulty=recipe.level, n=recipe.extra_tasks, seed=recipe.seed + 1)
     )

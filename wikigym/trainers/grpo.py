@@ -19,6 +19,7 @@ from typing import Any
 
 from wikigym.envs import ENV_IDS
 from wikigym.envs.recipe import env_spec, takes_corpus
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import ConfigError, WikigymError
 from wikigym.outputs import atomic_output
@@ -46,7 +47,7 @@ class TrainConfig:
         metadata={"help": "Model path or hub name; unset with cpu-tiny: the tiny local model."},
     )
     env: str = field(
-        default="WikiSearch-v0", metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
+        default=WIKI_SEARCH, metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
     )
     tasks: str | None = field(default=None, metadata={"help": "TaskSet file (WikiSearch)."})
     corpus: str | None = field(default=None, metadata={"help": "Snapshot directory (WikiSearch)."})

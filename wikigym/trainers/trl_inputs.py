@@ -25,6 +25,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.tasks.taskset import TaskSet
 from wikigym.trainers.adapter import EnvironmentFactory, EnvSpec, FinishEpisodes, build_dataset
 from wikigym.trainers.episodes import EpisodeSink
@@ -96,7 +97,7 @@ def trl_inputs(
 
 
 def trl_kwargs(
-    env_id: str = "WikiSearch-v0",
+    env_id: str = WIKI_SEARCH,
     *,
     corpus: str | Path | None = None,
     tasks: str | Path | TaskSet | None = None,

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from wikigym.cliutil import require_extra
+from wikigym.envs.registration import CALC, WIKI_SEARCH
 from wikigym.errors import ConfigError
 from wikigym.integrations.serve.config import (
     DEFAULT_HOST,
@@ -70,14 +71,14 @@ def _config(args: argparse.Namespace) -> ServeConfig:
         wiki["max_steps"] = args.max_steps
     if args.python is not None:
         wiki["python"] = args.python
-    env_ids = tuple(args.env_ids) if args.env_ids else ("WikiSearch-v0", "Calc-v0")
-    if wiki and "WikiSearch-v0" not in env_ids:
-        raise ConfigError("--max-steps/--python set WikiSearch-v0, which --env does not serve")
+    env_ids = tuple(args.env_ids) if args.env_ids else (WIKI_SEARCH, CALC)
+    if wiki and WIKI_SEARCH not in env_ids:
+        raise ConfigError(f"--max-steps/--python set {WIKI_SEARCH}, which --env does not serve")
     return ServeConfig(
         corpus=args.corpus,
         tasks=args.tasks,
         env_ids=env_ids,
-        env_kwargs={"WikiSearch-v0": wiki} if wiki else {},
+        env_kwargs={WIKI_SEARCH: wiki} if wiki else {},
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
         workers=args.workers,
