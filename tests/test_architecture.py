@@ -26,6 +26,7 @@ RANKS: dict[str, float] = {
     "cliutil": 0.5,
     "cli_args": 0.5,
     "outputs": 0.5,
+    "jsonl": 0.5,
     "corpora": 1,
     "sandbox": 1,
     "tasks": 2,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from wikigym.envs.registration import env_version, replayable_env_ids
 from wikigym.envs.rewards import PRESETS
 from wikigym.errors import TrajectoryError
+from wikigym.jsonl import json_lines
 from wikigym.sandbox.sandbox import SandboxLimits
 from wikigym.tasks.limits import MAX_K
 from wikigym.tools import tool_names
@@ -133,14 +134,10 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _json_line(raw: bytes, where: str) -> Any:
+def _json_line(text: str, where: str) -> Any:
     """One JSON value; a :class:`TrajectoryError` for anything that is not plain JSON."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError as exc:
-        raise TrajectoryError(
-            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from exc
+        return json.loads(text, parse_constant=_no_constant)
     except RecursionError as exc:
         raise TrajectoryError(f"{where}: JSON nested too deeply to be a trajectory line") from exc
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, integers of > 4300 digits
@@ -156,27 +153,15 @@ def read_lines(path: Path) -> list[tuple[int, Any]]:
     """
     if not path.is_file():
         raise TrajectoryError(f"trajectory file {path} does not exist (or is not a file)")
-    out: list[tuple[int, Any]] = []
-    total = 0
-    try:
-        with path.open("rb") as f:
-            for number in range(1, MAX_REPLAY_STEPS + 3):
-                raw = f.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    return out
-                total += len(raw)
-                if len(raw) > MAX_LINE_BYTES:
-                    raise TrajectoryError(
-                        f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes; "
-                        "not a trajectory written by wikigym"
-                    )
-                if total > MAX_FILE_BYTES:
-                    raise TrajectoryError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-                if raw.strip():
-                    out.append((number, _json_line(raw, f"{path}:{number}")))
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read trajectory file {path}: {exc.strerror}") from exc
-    raise TrajectoryError(f"{path}: more than {MAX_REPLAY_STEPS} steps")
+    lines = json_lines(
+        path,
+        TrajectoryError,
+        what="a trajectory written by wikigym",
+        max_line_bytes=MAX_LINE_BYTES,
+        max_file_bytes=MAX_FILE_BYTES,
+        max_lines=MAX_REPLAY_STEPS + 2,  # the header, the steps, a trailing blank line
+    )
+    return [(number, _json_line(text, f"{path}:{number}")) for number, text in lines]
 
 
 def _validated(model: type[BaseModel], value: Any, where: str) -> Any:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from wikigym.outputs import atomic_output
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall, Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
+from wikigym.trainers.sft import call_turn
 
 COLD_START_VERSION = 4
 COLD_START_MARKER = "wikigym_cold_start.json"
@@ -173,18 +175,10 @@ def _replay(
         if any(s not in seen for s in shown):
             copied = False
         text = json.dumps(_in_call_order(arguments), ensure_ascii=False)
-        action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {text}}}</tool_call>'
+        action, message = call_turn(call.name, text)
         obs, step_reward, terminated, truncated, info = env.step(action)
         reward = float(step_reward)
-        messages.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {"type": "function", "function": {"name": call.name, "arguments": text}}
-                ],
-            }
-        )
+        messages.append(message)
         done = terminated or truncated
         if done:
             break
@@ -370,81 +364,75 @@ def sft_stages(
         "bf16": not cpu,
         "group_by_length": recipe.group_by_length,
     }
-    model = str(base)
-    if recipe.first_steps > 0:
+    r = recipe
+    stages = [
         # Copying the question is the skill every later turn builds on, and its windows are
         # the shortest: with ~24k distinct train questions a 2-layer model copies 71% of
         # held-out questions exactly after 500 steps of 64 (20% with ~4k questions, which it
         # memorises instead).
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(
-                    at_most(
-                        first_turns(chats),
-                        recipe.first_steps * recipe.window_batch_size,
-                        recipe.seed,
-                    )
-                ),
-                out / "first",
-                max_steps=recipe.first_steps,
-                learning_rate=recipe.learning_rate,
-                warmup_steps=recipe.warmup_steps,
-                batch_size=recipe.window_batch_size,
-                **common,
+        _Stage(
+            "first",
+            lambda: at_most(first_turns(chats), r.first_steps * r.window_batch_size, r.seed),
+            r.first_steps,
+            r.learning_rate,
+            r.warmup_steps,
+            r.window_batch_size,
+        ),
+        _Stage(
+            "windows",
+            lambda: at_most(turn_windows(chats), r.window_steps * r.window_batch_size, r.seed),
+            r.window_steps,
+            r.learning_rate,
+            r.warmup_steps,
+            r.window_batch_size,
+        ),
+        _Stage(
+            "chats",
+            lambda: at_most(chats, r.sft_steps * r.batch_size, r.seed),
+            r.sft_steps,
+            # The windows stage has already moved the weights far: a gentler second stage.
+            r.learning_rate / 3 if r.window_steps > 0 else r.learning_rate,
+            min(r.warmup_steps, max(1, r.sft_steps // 10)),
+            r.batch_size,
+        ),
+        _Stage(
+            "own",
+            lambda: list(own or []),
+            r.own_steps if own else 0,
+            r.learning_rate / 3,
+            min(r.warmup_steps, max(1, r.own_steps // 10)),
+            r.batch_size,
+        ),
+    ]
+    model = str(base)
+    for stage in stages:
+        if stage.steps > 0:
+            model = str(
+                run_sft(
+                    model,
+                    Dataset.from_list(stage.rows()),
+                    out / stage.name,
+                    max_steps=stage.steps,
+                    learning_rate=stage.learning_rate,
+                    warmup_steps=stage.warmup_steps,
+                    batch_size=stage.batch_size,
+                    **common,
+                )
             )
-        )
-    if recipe.window_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(
-                    at_most(
-                        turn_windows(chats),
-                        recipe.window_steps * recipe.window_batch_size,
-                        recipe.seed,
-                    )
-                ),
-                out / "windows",
-                max_steps=recipe.window_steps,
-                learning_rate=recipe.learning_rate,
-                warmup_steps=recipe.warmup_steps,
-                batch_size=recipe.window_batch_size,
-                **common,
-            )
-        )
-    if recipe.sft_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(
-                    at_most(chats, recipe.sft_steps * recipe.batch_size, recipe.seed)
-                ),
-                out / "chats",
-                max_steps=recipe.sft_steps,
-                # The windows stage has already moved the weights far: a gentler second stage.
-                learning_rate=(
-                    recipe.learning_rate / 3 if recipe.window_steps > 0 else recipe.learning_rate
-                ),
-                warmup_steps=min(recipe.warmup_steps, max(1, recipe.sft_steps // 10)),
-                batch_size=recipe.batch_size,
-                **common,
-            )
-        )
-    if own and recipe.own_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(own),
-                out / "own",
-                max_steps=recipe.own_steps,
-                learning_rate=recipe.learning_rate / 3,
-                warmup_steps=min(recipe.warmup_steps, max(1, recipe.own_steps // 10)),
-                batch_size=recipe.batch_size,
-                **common,
-            )
-        )
     return Path(model)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One SFT stage: its checkpoint folder under ``out``, its rows (made only when it runs),
+    steps, learning rate, warm-up and batch size."""
+
+    name: str
+    rows: Callable[[], list[dict[str, Any]]]
+    steps: int
+    learning_rate: float
+    warmup_steps: int
+    batch_size: int
 
 
 def at_most(rows: list[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
