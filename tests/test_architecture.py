@@ -163,3 +163,30 @@ def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
     ]
     assert wrappers.Hit is Hit and search.Hit is Hit
     assert not hasattr(wrappers, "sentences") and not hasattr(heuristic, "_SENTENCE")
+
+
+def test_the_architecture_map_gives_every_room_its_rank() -> None:
+    """docs/architecture.md's room table says what RANKS enforces (the map stays true)."""
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("## Rooms", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, float] = {}
+    for line in table.splitlines():
+        match = re.match(r"\| (\d+(?:\.\d+)?) \| ([^|]+) \|", line)
+        if match:
+            rank, rooms = float(match.group(1)), match.group(2).strip()
+            names = re.findall(r"`([a-z_]+)`", rooms) or [rooms]
+            documented.update(dict.fromkeys(names, rank))
+    assert documented == RANKS
+
+
+def test_one_module_resolves_the_cache() -> None:
+    """Only the defaults module reads the cache's environment variable."""
+    readers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == "WIKIGYM_CACHE"
+    )
+    assert readers == ["defaults.py"]
