@@ -102,7 +102,8 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
     from wikigym.trainers.adapter import EnvSpec, make_environment_factory
     from wikigym.trainers.sft import export_sft
 
-    assert tool_names() == ("search", "open", "find", "python", "echo", "answer")
+    tools = all_tools()
+    assert echo_module in tools and list(tools) == sorted(tools, key=lambda t: (t.order, t.name))
     # The env: described in the first observation, run by a step.
     env = gym.make("WikiSearch-v0", tools=WITH_ECHO, python="off")
     obs, _ = env.reset(seed=0)
@@ -117,6 +118,7 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
     assert bad["tool_error"] == "invalid_arguments"
     # The OpenAI schema.
     (exported,) = [t for t in openai_tools_schema() if t["function"]["name"] == "echo"]
+    assert [t["function"]["name"] for t in openai_tools_schema()] == list(tool_names())
     assert exported["function"]["description"] == "Say the text back."
     assert exported["function"]["parameters"]["required"] == ["text"]
     # TRL's environment_factory: a method with the argument model's signature, one env step.
