@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints
 
 from wikigym.codes import ErrorCode
 from wikigym.tasks.limits import MAX_FIND_CHARS
 from wikigym.tasks.refs import page_ref, passage_ref
 from wikigym.tools.base import Tool, ToolArgs, ToolBox, ToolResult
-from wikigym.tools.pages import PageRef, check_page, page_or_error
+from wikigym.tools.pages import PageRef, page_or_error
 
 
 class FindArgs(ToolArgs):
@@ -21,11 +21,6 @@ class FindArgs(ToolArgs):
     text: Annotated[
         str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_FIND_CHARS)
     ] = Field(description="The text to look for.")
-
-    @field_validator("page", mode="before")
-    @classmethod
-    def _page(cls, value: object) -> str | int:
-        return check_page(value)
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints
 
 from wikigym.codes import ErrorCode
 from wikigym.tasks.layout import PageBlock, page_blocks, paginate
 from wikigym.tasks.limits import MAX_PART, MAX_SECTION_CHARS
 from wikigym.tasks.refs import page_ref
 from wikigym.tools.base import Tool, ToolArgs, ToolBox, ToolResult, failure
-from wikigym.tools.pages import PageRef, check_page, page_or_error
+from wikigym.tools.pages import PageRef, page_or_error
 
 SHOWN_LINKS = 30
 """Distinct linked titles listed under part 1 of a whole page."""
@@ -32,11 +32,6 @@ class OpenArgs(ToolArgs):
     part: Annotated[int, Field(ge=1, le=MAX_PART)] = Field(
         default=1, description="Which part of a long page to read, starting at 1."
     )
-
-    @field_validator("page", mode="before")
-    @classmethod
-    def _page(cls, value: object) -> str | int:
-        return check_page(value)
 
 
 @dataclass(frozen=True)

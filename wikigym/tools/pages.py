@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import WithJsonSchema
+from pydantic import BeforeValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from wikigym.codes import ErrorCode
@@ -20,9 +20,6 @@ _PAGE_SCHEMA: dict[str, Any] = {
     ],
     "description": "The page: its title (string) or its doc id (integer).",
 }
-
-PageRef = Annotated[str | int, WithJsonSchema(_PAGE_SCHEMA)]
-"""A page named by its title (str, stripped, 1..300 chars) or by its doc id (int >= 0)."""
 
 
 def check_page(value: object) -> str | int:
@@ -47,6 +44,10 @@ def check_page(value: object) -> str | int:
             {"n": MAX_TITLE_CHARS, "m": len(title)},
         )
     return title
+
+
+PageRef = Annotated[str | int, BeforeValidator(check_page), WithJsonSchema(_PAGE_SCHEMA)]
+"""A page named by its title (str, stripped, 1..300 chars) or by its doc id (int >= 0)."""
 
 
 def page_or_error(box: ToolBox, ref: str | int) -> Page | ToolResult:
