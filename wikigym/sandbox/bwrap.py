@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from wikigym.sandbox.host import (
     CODE_IN_SANDBOX,
@@ -30,6 +31,16 @@ _INTO_CGROUP = (
 )
 
 
+@dataclass(frozen=True)
+class BwrapCommand:
+    """One isolated run: bubblewrap's options (host paths among them: they reach bwrap through
+    a descriptor, see :func:`command_line`) and the program it runs (the interpreter and the
+    prelude's arguments)."""
+
+    options: list[str]
+    program: list[str]
+
+
 def bwrap_command(
     bwrap_path: str,
     limits: SandboxLimits,
@@ -40,9 +51,8 @@ def bwrap_command(
     code_fd: int,
     filter_fd: int,
     status_fd: int,
-    cgroup_procs: str | None,
-) -> list[str]:
-    """The argv of one isolated run.
+) -> BwrapCommand:
+    """The bubblewrap options and program of one isolated run.
 
     Args:
         bwrap_path: The bubblewrap executable.
@@ -54,7 +64,6 @@ def bwrap_command(
             ``/sandbox/main.py``).
         filter_fd: Read end of the pipe that holds the seccomp program.
         status_fd: Write end of the supervisor's status pipe.
-        cgroup_procs: The ``cgroup.procs`` file of the run's group (cgroup mode), else None.
     """
     lim = limits
     if os.geteuid() == 0:
@@ -73,7 +82,7 @@ def bwrap_command(
         if "--disable-userns" in bwrap_options(bwrap_path):
             namespaces.append("--disable-userns")
     site = SITE_IN_SANDBOX if layout.packages else ""
-    args = [bwrap_path, *namespaces, "--die-with-parent", "--new-session"]
+    args = [*namespaces, "--die-with-parent", "--new-session"]
     args += system_binds()
     for top in ("/opt", "/sandbox", SITE_IN_SANDBOX):
         args += ["--perms", "0755", "--dir", top]
@@ -95,7 +104,16 @@ def bwrap_command(
     prelude = prelude_args(
         lim, CODE_IN_SANDBOX, seed, uid, nproc, plan.process_memory_mb, site, status_fd
     )
-    args += [layout.executable, *prelude]
+    return BwrapCommand(args, [layout.executable, *prelude])
+
+
+def command_line(
+    bwrap: str, options_fd: int, command: BwrapCommand, cgroup_procs: str | None
+) -> list[str]:
+    """The argv that starts the run: ``bwrap --args FD`` (the options, NUL-separated, read
+    from ``options_fd``) and the program; in cgroup mode behind a shell that joins the group
+    (``cgroup_procs``: its ``cgroup.procs`` file) first."""
+    args = [bwrap, "--args", str(options_fd), *command.program]
     if cgroup_procs is not None:
         # A shell moves itself into the group, then becomes bwrap: nothing starts outside.
         args = ["/bin/sh", "-c", _INTO_CGROUP, cgroup_procs, *args]

@@ -116,6 +116,7 @@ def cgroup_parent(explicit: str | None, from_env: str | None) -> tuple[Path | No
 
 
 def sandbox_env() -> dict[str, str]:
+    """The whole environment of bwrap and of the sandboxed program (an allow-list)."""
     return {
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",

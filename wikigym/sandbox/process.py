@@ -140,6 +140,20 @@ def pipe_with(data: bytes) -> int:
     return read_fd
 
 
+def memfd_with(data: bytes) -> int:
+    """A file descriptor, at offset 0, of an anonymous file that holds `data` (any size)."""
+    fd = os.memfd_create("wikigym-sandbox", os.MFD_CLOEXEC)  # Popen's pass_fds hands it on
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def supervisor_cpu(status_fd: int) -> float | None:
     """CPU seconds of the user code as its supervisor reported them; None if it did not."""
     os.set_blocking(status_fd, False)

@@ -9,6 +9,11 @@ Each run starts a fresh interpreter inside Linux namespaces made by bubblewrap (
   tmpfs `/tmp` (the only writable place, and the working directory), `/proc` of the sandbox's
   own PID namespace and a read-only minimal `/dev`. Nothing of `/etc`, `/home`, `/root`, `/work`
   is bound. The prefix's `site-packages` is hidden under an empty tmpfs.
+- The caller: bwrap starts from the allow-listed environment the code gets (nothing of the
+  caller's, whose API keys would otherwise show in `/proc/1/environ`: in the user-namespace
+  mode bwrap is the sandbox's pid 1, of the code's own uid), in `/`, with no descriptor but
+  its pipes, and reads its options (host paths among them) from a descriptor, so that
+  `/proc/1/cmdline` shows none of them.
 - Network: a new, empty network namespace (connections fail at once).
 - Processes: a new PID namespace; killing bwrap (which the parent does on timeout, on output
   overflow and at the end) kills everything in it.
@@ -59,7 +64,7 @@ import sys
 import tempfile
 
 from wikigym.codes import SandboxCode
-from wikigym.sandbox.bwrap import bwrap_command
+from wikigym.sandbox.bwrap import bwrap_command, command_line
 from wikigym.sandbox.cgroups import CGROUP_ENV, SandboxCgroup
 from wikigym.sandbox.host import cgroup_parent, interpreter_layout, sandbox_env, user_process_count
 from wikigym.sandbox.limits import (
@@ -71,7 +76,7 @@ from wikigym.sandbox.limits import (
     per_process_plan,
 )
 from wikigym.sandbox.prelude import prelude_args
-from wikigym.sandbox.process import collect, pipe_with
+from wikigym.sandbox.process import collect, memfd_with, pipe_with
 from wikigym.sandbox.result import SandboxResult, not_started, with_stderr_prefix
 from wikigym.sandbox.seccomp import namespace_filter
 
@@ -216,10 +221,15 @@ class PythonSandbox:
             except OSError as exc:
                 reason = f"could not make a cgroup v2 group: {exc.strerror or exc}"
                 plan = per_process_plan(lim, MODE_PER_PROCESS, reason)
+        bwrap = shutil.which(self.bwrap_path)
+        if bwrap is None:
+            if cgroup is not None:
+                cgroup.remove()
+            return not_started(f"bubblewrap not found at {self.bwrap_path!r}")
         read_fd, write_fd = os.pipe()
         filter_fd = pipe_with(program)  # the program is far smaller than a pipe's buffer
         status_read, status_write = os.pipe()
-        args = bwrap_command(
+        command = bwrap_command(
             self.bwrap_path,
             lim,
             plan,
@@ -228,28 +238,39 @@ class PythonSandbox:
             code_fd=read_fd,
             filter_fd=filter_fd,
             status_fd=status_write,
-            cgroup_procs=None if cgroup is None else cgroup.procs_file,
+        )
+        # bwrap's own options (host paths among them) go through a file descriptor, so that
+        # the sandbox's pid 1 (bwrap, readable in the user-namespace mode) shows in
+        # /proc/1/cmdline only `bwrap --args N` and the command.
+        options_fd = memfd_with(b"".join(a.encode() + b"\0" for a in command.options))
+        args = command_line(
+            bwrap, options_fd, command, None if cgroup is None else cgroup.procs_file
         )
         data = code.encode("utf-8", errors="surrogateescape")
         try:
             # The code goes through a pipe that bwrap copies into the sandbox; a writer thread
             # is not needed for small code, but large code must not block the pipe buffer.
+            # Nothing of the caller reaches bwrap: in the user-namespace mode bwrap is the
+            # sandbox's pid 1, of the code's own uid, and its /proc/1/environ is readable.
+            # So bwrap starts from the allow-listed environment, at /, with only these fds.
             proc = subprocess.Popen(
                 args,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(read_fd, filter_fd, status_write),
+                pass_fds=(read_fd, filter_fd, options_fd, status_write),
                 start_new_session=True,
                 close_fds=True,
+                cwd="/",
+                env=sandbox_env(),
             )
         except OSError as exc:
-            for fd in (read_fd, write_fd, filter_fd, status_read, status_write):
+            for fd in (read_fd, write_fd, filter_fd, options_fd, status_read, status_write):
                 os.close(fd)
             if cgroup is not None:
                 cgroup.remove()
             return not_started(f"could not start bubblewrap: {exc}")
-        for fd in (read_fd, filter_fd, status_write):
+        for fd in (read_fd, filter_fd, options_fd, status_write):
             os.close(fd)
         try:
             return collect(lim, proc, write_fd, data, plan, cgroup, status_read)
