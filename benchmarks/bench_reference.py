@@ -1,7 +1,7 @@
 """The reference agent per level on the default world: how hard each level is for search.
 
 On the default world (3,000 generated articles, seed 0), ``--n`` tasks per level (seed 0) are
-run through ``WikiSearch-v0`` by the reference agent (a planner given each task's formal
+run through ``WikiSearch-v1`` by the reference agent (a planner given each task's formal
 query, resolving every node through the tools: :mod:`wikigym.eval.reference`) with a budget of
 ``--steps`` tool calls, and by the heuristic (the question alone) with the env's default 12.
 Per level: the share solved with its 95% Wilson interval, the mean tool calls with a 95%

@@ -10,8 +10,8 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.taskset import Task
+from wikigym.tools import format_tool_call
 
 REQUIRED = os.environ.get("WIKIGYM_REQUIRE_INTEGRATIONS") == "1"
 """Set by .ci/run in the venv that installs the extras: a missing package fails, not skips."""
@@ -66,7 +66,7 @@ def question_of(context: str) -> str:
 def in_process_episode(env_kwargs: dict[str, Any], task_id: str, seed: int, actions: list[str]):
     """The same episode played in process: (chat messages, total reward, info of the last
     step); stops where the env ends it."""
-    env = gym.make("WikiSearch-v0", **env_kwargs)
+    env = gym.make("WikiSearch-v1", **env_kwargs)
     obs, _ = env.reset(seed=seed, options={"task_id": task_id})
     messages = [{"role": "user", "content": obs}]
     reward, info = 0.0, {}

@@ -1,7 +1,7 @@
 """The default questions of a corpus given without tasks come from synth's typed relations, on
 any real dump; a corpus that cannot make them says so in one line (issue 36).
 
-Before, ``gym.make("WikiSearch-v0", corpus=<real snapshot>)`` drew one-hop questions of raw
+Before, ``gym.make("WikiSearch-v1", corpus=<real snapshot>)`` drew one-hop questions of raw
 infobox keys ("What is the ld7 of Arabic?", tasks/one_hop.py)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_the_default_questions_of_a_real_dump_ask_typed_relations(
 
 
 def test_the_env_made_on_a_real_dump_plays_them(enwiki_snapshot: Snapshot) -> None:
-    env = gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), python="off")
+    env = gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), python="off")
     base = env.unwrapped
     assert isinstance(base, WikiSearchEnv)
     questions = []

@@ -17,12 +17,12 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.cgroups import find_parent, remove_stale
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
-from wikigym.envs.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import SandboxLimitsError
+from wikigym.sandbox.cgroups import find_parent, remove_stale
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
+from wikigym.tools import format_tool_call
 
 AVAILABLE, REASON = PythonSandbox.available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"namespaces unavailable: {REASON}")
@@ -116,16 +116,16 @@ def _system_python() -> str | None:
     return None
 
 
-# Loads wikigym/envs/sandbox.py (and what it imports from wikigym) without the package's
+# Loads wikigym/sandbox/sandbox.py (and what it imports from wikigym) without the package's
 # __init__, which needs gymnasium, absent from the system interpreter.
 USERNS_RUNNER = r"""
 import json, sys, types
 repo, code = sys.argv[1], sys.stdin.read()
-for name, sub in (("wikigym", ""), ("wikigym.envs", "/envs")):
+for name, sub in (("wikigym", ""), ("wikigym.sandbox", "/sandbox")):
     module = types.ModuleType(name)
     module.__path__ = [repo + "/wikigym" + sub]
     sys.modules[name] = module
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
 usable, reason = PythonSandbox.available()
 sandbox = PythonSandbox(SandboxLimits(wall_seconds=20, max_processes=4, memory_mb=512,
                                       max_output_bytes=1 << 20))
@@ -536,19 +536,19 @@ def test_limits_from_values() -> None:
 
 def test_env_takes_limits_from_kwargs(enwiki_snapshot: Snapshot) -> None:
     corpus = str(enwiki_snapshot.path)
-    env = gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
+    env = gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
     base = env.unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits == SandboxLimits(cpu_seconds=2, memory_mb=256)
     assert base.spec_kwargs["sandbox"] == SandboxLimits(cpu_seconds=2, memory_mb=256).to_dict()
     limits = SandboxLimits(max_output_bytes=100)
-    base = gym.make("WikiSearch-v0", corpus=corpus, sandbox=limits).unwrapped
+    base = gym.make("WikiSearch-v1", corpus=corpus, sandbox=limits).unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits is limits
     with pytest.raises(SandboxLimitsError, match="memory_mb"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"memory_mb": -1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"memory_mb": -1})
     with pytest.raises(SandboxLimitsError, match="cpu_secs"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_secs": 1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_secs": 1})
 
 
 @needs_sandbox
@@ -557,7 +557,7 @@ def test_replay_reproduces_the_limits(enwiki_snapshot: Snapshot, tmp_path: Path)
 
     env = RecordTrajectory(
         gym.make(
-            "WikiSearch-v0",
+            "WikiSearch-v1",
             corpus=str(enwiki_snapshot.path),
             max_steps=2,
             sandbox={"max_output_bytes": 1000},

@@ -26,12 +26,11 @@ from mcp_support import (  # noqa: E402
 )
 
 from wikigym.envs.recipe import env_spec, make_env  # noqa: E402
-from wikigym.envs.registry import TOOLS  # noqa: E402
-from wikigym.envs.tool_specs import ToolName, format_tool_call, tool_parameters_schema  # noqa: E402
 from wikigym.integrations.serve import ServeConfig  # noqa: E402
 from wikigym.integrations.serve.protocol import jsonable  # noqa: E402
 from wikigym.integrations.serve.server import serve_in_thread  # noqa: E402
 from wikigym.tasks.defaults import default_resources, default_tasks_path  # noqa: E402
+from wikigym.tools import format_tool_call, get_tool, tool_parameters_schema  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,7 +48,7 @@ def tasks():
 
 def in_process(paths, task_id: str, seed: int, calls: list[tuple[str, dict[str, Any]]]):
     corpus, tasks = paths
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks, python="off"))
     obs, info = env.reset(seed=seed, options={"task_id": task_id})
     out = [(obs, jsonable(info), None, False)]
     for name, arguments in calls:
@@ -69,9 +68,9 @@ def check_tools(listed: Any) -> None:
     names = [t.name for t in listed.tools]
     assert names == ["reset", "search", "open", "find", "answer"]  # python off
     for tool in listed.tools[1:]:
-        name = ToolName(tool.name)
+        name = tool.name
         schema = tool.inputSchema if hasattr(tool, "inputSchema") else tool.input_schema
-        assert tool.description == TOOLS[name].description
+        assert tool.description == get_tool(name).description
         assert schema == tool_parameters_schema(name)
 
 
@@ -101,7 +100,7 @@ def test_http_sessions_keep_their_own_episodes(paths, tasks) -> None:
     config = ServeConfig(
         corpus=paths[0],
         tasks=paths[1],
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
         max_sessions=4,
     )
     a, b = tasks[0], tasks[1]
@@ -136,7 +135,7 @@ def test_http_sessions_keep_their_own_episodes(paths, tasks) -> None:
 
 def test_invalid_arguments_are_a_step_with_the_envs_error(paths, tasks) -> None:
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     with serve_in_thread(config) as (url, _):
@@ -164,7 +163,7 @@ def test_mcp2_auto_client_falls_back_to_a_session(paths, tasks) -> None:
     from mcp import Client
 
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     with serve_in_thread(config) as (url, _):
@@ -187,7 +186,7 @@ def test_openenv_mcp_tool_client(paths, tasks) -> None:
 
     del openenv
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     calls = calls_of(task)

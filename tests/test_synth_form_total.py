@@ -12,7 +12,6 @@ import math
 import numpy as np
 import pytest
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.synth.drafts import question_form
@@ -35,12 +34,13 @@ from wikigym.synth.query import (
 )
 from wikigym.synth.stats import taskset_stats
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return Snapshot.open(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 import wikigym.synth.graph.limits as graph_limits
 from wikigym.corpora import Snapshot
-from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
+from wikigym.corpora.default import build_world_snapshot
 from wikigym.synth.columns import BlockInts, Lists, Strings
 from wikigym.synth.drafts import Shape, question_form, shape_for
 from wikigym.synth.evaluate import Evaluator
@@ -25,6 +25,7 @@ from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import reductions
 from wikigym.synth.query import WIDE_MIN, Entity, Intersect, IsA, Project, forms_of, measures
 from wikigym.synth.sampler import Sampler
+from wikigym.tasks.defaults import default_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,7 +143,7 @@ def test_wide_sets_identify_their_entity_and_need_every_constraint() -> None:
     # The embedded world: large enough for wide sets to exist (the small one has none).
     # Combinations are decided on the chain's entities alone, from the rivals' membership
     # bits all at once; check each set found against plain evaluation of its query.
-    g = KnowledgeGraph.from_snapshot(Snapshot.open(ensure_default_snapshot(progress=False)))
+    g = KnowledgeGraph.from_snapshot(default_snapshot(progress=False))
     ev = Evaluator(g)
     shape = Shape(3, True, False, True, range_p=1.0, max_constraints=8, special="wide")
     found = 0
@@ -187,7 +188,7 @@ def test_relation_counts_match_a_count_of_every_fact(g: KnowledgeGraph) -> None:
 def test_wide_drafts_are_made_and_proved_on_the_embedded_world() -> None:
     # A wide draft: the answer's own description is the wide set, a chain one of its
     # constraints (so the question keeps its hops); the build proves it like any draft.
-    snap = Snapshot.open(ensure_default_snapshot(progress=False))
+    snap = default_snapshot(progress=False)
     g = KnowledgeGraph.from_snapshot(snap)
     sampler = Sampler(g, np.random.default_rng(5))
     builder = TaskBuilder(snap, g, np.random.default_rng(5), 5)

@@ -103,11 +103,11 @@ def test_export_then_sft_one_step(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("rollout", ["environment_factory", "rollout_func"])
 def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> None:
-    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v0` on the default world, both
+    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v1` on the default world, both
     rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys. With the
     plain tiny model as --model (no model: the cold start, tested below), so both paths run
     with the full prompt."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.grpo import TINY_MODEL_DIRNAME
     from wikigym.trainers.tiny import build_tiny_model
 
@@ -119,7 +119,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
         "--preset",
         "cpu-tiny",
         "--env",
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         "--model",
         str(model),
     ]
@@ -135,7 +135,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
     summary = json.loads((out / "diagnostics_summary.json").read_text())
     assert summary["episodes"] == 8
     config = json.loads((out / "train_config.json").read_text())
-    assert config["env"] == "WikiSearch-v0" and config["rollout"] == rollout
+    assert config["env"] == "WikiSearch-v1" and config["rollout"] == rollout
 
 
 # Its first run builds the cold start (SFT, tens of minutes on a loaded 2-core machine).
@@ -146,7 +146,7 @@ def test_cli_cpu_tiny_default_run_shows_a_learning_signal(
     """`wikigym train grpo --preset cpu-tiny` with no --model: it builds (and caches) the SFT
     cold start, and its default run shows rewards varying within groups, nonzero gradient
     norms and valid tool calls; the demonstration line says so."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.coldstart import COLD_START_MARKER
 
     out = tmp_path / "run"

@@ -20,7 +20,7 @@ def add_parser(sub: SubParsers) -> None:
         "eval",
         help="run an agent on a TaskSet and write a report (success, F1, steps by level)",
         description=(
-            "Run episodes of WikiSearch-v0 with an agent, record replayable trajectories into "
+            "Run episodes of WikiSearch-v1 with an agent, record replayable trajectories into "
             "REPORT/trajectories/, and write REPORT/summary.json (deterministic), "
             "REPORT/episodes.jsonl, REPORT/report.md and PNG plots."
         ),

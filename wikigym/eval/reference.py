@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Any
 
-from wikigym.envs.results import PageOutput, SearchOutput, StepOutput
+from wikigym.envs.results import StepOutput
 from wikigym.eval.agents import tool_call
 from wikigym.eval.reader import (
     PageText,
@@ -46,6 +46,8 @@ from wikigym.synth.solving import SEARCH_BUDGET, Found, Lit, Plan, Planned
 from wikigym.synth.values import date_surface, format_number
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task
+from wikigym.tools.open import PageOutput
+from wikigym.tools.search import SearchOutput
 
 DEFAULT_MAX_STEPS = SEARCH_BUDGET  # the reference agent's budget in benchmarks and calibration
 SEARCH_K = 20  # hits per search (the tool's most)

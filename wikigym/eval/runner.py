@@ -1,4 +1,4 @@
-"""Run an agent on WikiSearch-v0 episodes and record replayable trajectories.
+"""Run an agent on WikiSearch-v1 episodes and record replayable trajectories.
 
 Episode ``i`` runs one task with ``reset(seed=seed + i, options={"task_id": ...})``: every
 task once, in TaskSet order, or ``episodes`` of them (a seeded sample when fewer than the
@@ -17,8 +17,9 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.replay import RecordTrajectory
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import EvalError
@@ -159,7 +160,7 @@ def run_eval(
     folder = Path(out_dir) / "trajectories"
     _clear_old_trajectories(folder)
     spec = env_spec(
-        "WikiSearch-v0",
+        WIKI_SEARCH,
         corpus=None if corpus is None else str(Path(corpus).resolve()),
         tasks=str(tasks_file),
         max_steps=max_steps,

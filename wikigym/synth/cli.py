@@ -36,9 +36,9 @@ def _snapshot(corpus: str | None) -> Snapshot:
     from wikigym.corpora.snapshot import Snapshot
 
     if corpus is None:
-        from wikigym.corpora.default import ensure_default_snapshot
+        from wikigym.tasks.defaults import default_snapshot
 
-        return Snapshot.open(ensure_default_snapshot(progress=True))
+        return default_snapshot(progress=True)
     return Snapshot.open(corpus)
 
 

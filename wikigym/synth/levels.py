@@ -12,7 +12,7 @@ Measures (in ``Task.difficulty``):
 - ``distractor_min``: over every intersection, the fewest entities (of the answer's kind) that
   one constraint matches alone; 0 when there is no intersection.
 - ``oracle_calls``: tool calls of the oracle trajectory, the answer included (at most 12,
-  WikiSearch-v0's default step budget).
+  WikiSearch-v1's default step budget).
 - ``effective_hops``: hops once redundant constraints are dropped; every task is minimal
   (:mod:`wikigym.synth.minimal`), so it equals ``hops``.
 - ``forms``: the question forms the query uses (:func:`wikigym.synth.query.forms_of`).
@@ -36,7 +36,7 @@ phd           hops >= 4, or hops == 3 with an intersection; at least one interse
 
 Every level also requires a unique answer (proved by evaluation over all facts), a minimal
 query (no constraint of any intersection can be dropped with the same answer), no answer
-string in the question, and an oracle that solves the task in ``WikiSearch-v0``. Hard and
+string in the question, and an oracle that solves the task in ``WikiSearch-v1``. Hard and
 phd tasks also have no anchor-page shortcut (a named constant's page naming the answer with
 an asked attribute).
 

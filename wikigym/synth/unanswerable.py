@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from wikigym.envs.tool_specs import ToolName
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator, Item
 from wikigym.synth.forms.intersect import Intersect
@@ -34,6 +32,7 @@ from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.query import Node, canonical, relations_of, walk, wrap
 from wikigym.synth.templates import relation_text
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
+from wikigym.tools import ToolBox
 
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 ABSTAIN_TEXT = "Nothing in the snapshot satisfies every condition of the question."
@@ -246,7 +245,7 @@ def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
 def unanswerable_task(task: Task, root: Node, question: str) -> Task:
     """The unanswerable twin of the proved ``task`` with the near-miss query ``root``, said
     as ``question`` (:meth:`~wikigym.synth.generate.TaskBuilder.say`)."""
-    calls = [c for c in task.oracle if c.name != ToolName.ANSWER]
+    calls = [c for c in task.oracle if c.name != "answer"]
     oracle = [
         *calls,
         OracleCall(name="answer", arguments={"text": ABSTAIN_TEXT, "abstain": True}),

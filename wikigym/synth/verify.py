@@ -19,7 +19,6 @@ import numpy as np
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.generate import (
@@ -40,6 +39,7 @@ from wikigym.synth.surfacing import unsurfaced
 from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import ToolBox
 
 _CHECKED = (
     "hops",

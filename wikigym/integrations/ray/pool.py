@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.errors import RolloutError
 from wikigym.integrations.common import IntegrationConfigError, env_kwargs, ids_of
 from wikigym.integrations.ray.episodes import (
@@ -54,7 +55,7 @@ class RolloutPool:
 
     Args:
         num_actors: How many actors (each one process, one env).
-        env_id: ``WikiSearch-v0`` or ``Calc-v0``.
+        env_id: ``WikiSearch-v1`` or ``Calc-v0``.
         snapshot_id: The snapshot every actor must find at the corpus path. None: the
             driver opens the env once itself and takes its snapshot's id (the driver then
             needs a copy too; with an id it needs none and the first actor lists the tasks).
@@ -81,7 +82,7 @@ class RolloutPool:
     def __init__(
         self,
         num_actors: int,
-        env_id: str = "WikiSearch-v0",
+        env_id: str = WIKI_SEARCH,
         *,
         snapshot_id: str | None = None,
         num_cpus: float = 1.0,
@@ -264,7 +265,7 @@ class RolloutPool:
 
 def run_serial(
     policy: Policy,
-    env_id: str = "WikiSearch-v0",
+    env_id: str = WIKI_SEARCH,
     episodes: int | None = None,
     *,
     seed: int = 0,

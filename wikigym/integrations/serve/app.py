@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.integrations.serve.config import ServeConfig
 from wikigym.integrations.serve.connections import Connections, sweep_forever
 from wikigym.integrations.serve.metrics import Metrics
@@ -48,7 +49,7 @@ log = logging.getLogger("wikigym.serve")
 
 ENV_NAME = "wikigym"
 DESCRIPTION = (
-    "Offline, deterministic Wikipedia search environments (WikiSearch-v0: search, open, find, "
+    "Offline, deterministic Wikipedia search environments (WikiSearch-v1: search, open, find, "
     "python, answer over a frozen snapshot; Calc-v0) for training and evaluating LLM search "
     "agents; also Search-R1's POST /retrieve and MCP on /mcp."
 )
@@ -188,7 +189,7 @@ async def http_retrieve(request: Request) -> Response:
     retriever: Retriever | None = request.app.state.retriever
     limits = pool.config.limits
     if retriever is None:
-        detail = "no snapshot is served (serve WikiSearch-v0 for /retrieve)"
+        detail = "no snapshot is served (serve WikiSearch-v1 for /retrieve)"
         return JSONResponse({"detail": detail, "code": "NOT_FOUND"}, status_code=404)
     try:
         try:
@@ -229,7 +230,7 @@ class McpRoute:
         if mcp is None:
             response = JSONResponse(
                 {
-                    "detail": "MCP needs WikiSearch-v0 served and the mcp package (pip install "
+                    "detail": "MCP needs WikiSearch-v1 served and the mcp package (pip install "
                     "'wikigym[serve]')",
                     "code": "NOT_FOUND",
                 },
@@ -412,8 +413,8 @@ def create_app(config: ServeConfig) -> Starlette:
 
 
 def _mcp_http(pool: SessionPool) -> Any:
-    """``/mcp``'s app, or None where it cannot serve (no WikiSearch-v0, no ``mcp`` package)."""
-    if "WikiSearch-v0" not in pool.config.env_ids:
+    """``/mcp``'s app, or None where it cannot serve (no WikiSearch env, no ``mcp`` package)."""
+    if WIKI_SEARCH not in pool.config.env_ids:
         return None
     try:
         from wikigym.integrations.serve.mcp_server import McpHttp

@@ -11,6 +11,7 @@ from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
 from wikigym.cliutil import require_extra
+from wikigym.envs.registration import CALC, WIKI_SEARCH
 from wikigym.errors import ConfigError, Terminated
 from wikigym.integrations.serve.config import (
     DEFAULT_HOST,
@@ -28,7 +29,7 @@ def add_parser(sub: Any) -> None:
     _add_mcp_parser(sub)
     p = sub.add_parser(
         "serve",
-        help="serve WikiSearch-v0 and Calc-v0 over the OpenEnv protocol (WebSocket /ws, "
+        help="serve WikiSearch-v1 and Calc-v0 over the OpenEnv protocol (WebSocket /ws, "
         "HTTP /reset /step /state /health /metadata /schema /metrics), Search-R1's POST "
         "/retrieve and MCP on /mcp; no authentication unless --token",
     )
@@ -56,11 +57,11 @@ def add_parser(sub: Any) -> None:
         dest="env_ids",
         action="append",
         help="env id to serve (repeatable; the first is a session's default; "
-        "default: WikiSearch-v0 and Calc-v0)",
+        "default: WikiSearch-v1 and Calc-v0)",
     )
-    p.add_argument("--max-steps", type=int, help="WikiSearch-v0 step budget")
+    p.add_argument("--max-steps", type=int, help="WikiSearch-v1 step budget")
     p.add_argument(
-        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v0's python tool mode"
+        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v1's python tool mode"
     )
     p.add_argument(
         "--token",
@@ -87,28 +88,28 @@ def add_parser(sub: Any) -> None:
 def _add_mcp_parser(sub: Any) -> None:
     p = sub.add_parser(
         "mcp",
-        help="serve WikiSearch-v0's tools (reset, search, open, find, python, answer) over MCP "
+        help="serve WikiSearch-v1's tools (reset, search, open, find, python, answer) over MCP "
         "on stdin/stdout, one episode at a time, for an MCP client that starts this command",
     )
     p.add_argument("--corpus", help="snapshot directory (default: the embedded default world)")
     p.add_argument("--tasks", help="TaskSet .jsonl (default: the default TaskSet)")
-    p.add_argument("--max-steps", type=int, help="WikiSearch-v0 step budget")
+    p.add_argument("--max-steps", type=int, help="WikiSearch-v1 step budget")
     p.add_argument(
-        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v0's python tool mode"
+        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v1's python tool mode"
     )
     p.set_defaults(func=cmd_mcp)
 
 
 def _config(args: argparse.Namespace) -> ServeConfig:
     wiki = _wiki_kwargs(args)
-    env_ids = tuple(args.env_ids) if args.env_ids else ("WikiSearch-v0", "Calc-v0")
-    if wiki and "WikiSearch-v0" not in env_ids:
-        raise ConfigError("--max-steps/--python set WikiSearch-v0, which --env does not serve")
+    env_ids = tuple(args.env_ids) if args.env_ids else (WIKI_SEARCH, CALC)
+    if wiki and WIKI_SEARCH not in env_ids:
+        raise ConfigError(f"--max-steps/--python set {WIKI_SEARCH}, which --env does not serve")
     return ServeConfig(
         corpus=args.corpus,
         tasks=args.tasks,
         env_ids=env_ids,
-        env_kwargs={"WikiSearch-v0": wiki} if wiki else {},
+        env_kwargs={WIKI_SEARCH: wiki} if wiki else {},
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
         workers=args.workers,
@@ -151,8 +152,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     config = ServeConfig(
         corpus=args.corpus,
         tasks=args.tasks,
-        env_ids=("WikiSearch-v0",),
-        env_kwargs={"WikiSearch-v0": wiki} if wiki else {},
+        env_ids=(WIKI_SEARCH,),
+        env_kwargs={WIKI_SEARCH: wiki} if wiki else {},
         max_sessions=1,
         idle_timeout_s=0,
     )
