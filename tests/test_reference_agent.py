@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.eval.reader import PageText, read_values, sentence_states
 from wikigym.eval.reference import ReferenceAgent
@@ -22,13 +21,13 @@ from wikigym.synth.calibrate import Calibration
 from wikigym.synth.cli import main as synth_main
 from wikigym.synth.generate import SynthConfig, generate_tasks
 from wikigym.synth.solving import SEARCH_BUDGET, Lit
-from wikigym.tasks.defaults import shared_snapshot
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return shared_snapshot(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 @pytest.fixture(scope="module")

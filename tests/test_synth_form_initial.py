@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.eval.reference import ReferenceAgent
@@ -17,12 +16,13 @@ from wikigym.synth.graph import graph_of
 from wikigym.synth.node import node_type
 from wikigym.synth.query import forms_of, from_json, to_json, unwrap
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return Snapshot.open(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 def test_its_set_is_the_titles_with_that_initial(snap: Snapshot) -> None:

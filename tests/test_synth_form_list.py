@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
 from wikigym.synth.evaluate import Evaluator
@@ -24,12 +23,13 @@ from wikigym.synth.query import (
     to_json,
 )
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return Snapshot.open(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 def test_its_answer_is_every_member_in_order(snap: Snapshot) -> None:

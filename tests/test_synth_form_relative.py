@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.synth.drafts import question_form
@@ -16,12 +15,13 @@ from wikigym.synth.graph import graph_of
 from wikigym.synth.node import node_type
 from wikigym.synth.query import Entity, forms_of, from_json, hops, measures, to_json, unwrap
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return Snapshot.open(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from wikigym.corpora import BuildConfig, build_snapshot, open_build_source
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
@@ -24,12 +23,13 @@ from wikigym.synth.query import Entity, Intersect, IsA, Project, forms_of, unwra
 from wikigym.synth.render import Renderer
 from wikigym.synth.unanswerable import BelievedEmpty, near_miss, text_states_near_miss
 from wikigym.synth.verify import verify_taskset
+from wikigym.tasks.defaults import default_snapshot
 from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
 def snap() -> Snapshot:
-    return Snapshot.open(ensure_default_snapshot(progress=False))
+    return default_snapshot(progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,178 @@
+"""synth on real, incomplete snapshots: the shared corpora's default questions, audited.
+
+For each shared real corpus (the 206-page enwiki excerpt, the Japanese excerpt, the 2014
+enwiki excerpt), built from ``$WIKIGYM_SHARED_DATA`` into ``benchmarks/work``:
+
+1. the default questions a corpus given without tasks gets (``synth.default.corpus_taskset``):
+   how many per level, and the share marked ``closed_world`` (unique only inside the
+   snapshot);
+2. **multi-valued answers**: tasks whose answer is read off a named subject's field ("the
+   official language of Algeria") while that field, as the page writes it, lists more values
+   than the graph's facts hold for it (the answer would be one of several; target 0);
+3. **questions with no answer contradicted by the text**: ``--unanswerable`` of the medium
+   tasks (and of hard where the corpus makes them) made near-misses, each run by the
+   reference agent, which reads the pages: a near-miss it answers instead of abstaining is
+   one the text may answer (target 0); near-misses the text check refused are counted too.
+
+Usage:
+    python benchmarks/bench_open_world.py [--unanswerable 0.5] [--n 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: wikigym
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
+
+import common
+
+from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora.infobox_values import split_items
+from wikigym.errors import SynthError
+from wikigym.eval.reference import ReferenceAgent
+from wikigym.eval.runner import run_eval
+from wikigym.synth import SynthConfig, generate_tasks
+from wikigym.synth.default import corpus_taskset
+from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.graph import graph_of
+from wikigym.synth.levels import LEVELS
+from wikigym.synth.query import unwrap, walk
+from wikigym.synth.solving import SEARCH_BUDGET
+from wikigym.tasks.taskset import TaskSet
+
+CORPORA = {
+    "enwiki 206-page excerpt": "wiki/enwiki-excerpt-206pages.xml.bz2",
+    "jawiki excerpt": "wiki/jawiki-excerpt-204articles.xml.bz2",
+    "enwiki 2014 excerpt": "wiki/enwiki-2014-excerpt-215articles.xml.bz2",
+}
+
+
+def snapshot_of(name: str, source: str) -> Snapshot:
+    out = common.WORK / ("open-world-" + name.replace(" ", "-"))
+    if not (out / "manifest.json").is_file():
+        src = open_build_source(common.shared_data() / source)
+        build_snapshot([src], out, BuildConfig(), progress=False, overwrite=True)
+    return Snapshot.open(out)
+
+
+def multi_valued(snap: Snapshot, tasks: TaskSet) -> list[str]:
+    """Tasks that read a value off a named subject's field that lists more values than the
+    graph holds for it (see the module docstring)."""
+    g = graph_of(snap)
+    ev = Evaluator(g)
+    bad = []
+    for t in tasks:
+        root = unwrap(t.query)
+        for n in walk(root):
+            att = n.attribute()
+            if att is None:
+                continue
+            relation, subject = att
+            members = [x for x in ev.eval(subject) if isinstance(x, int)]
+            if len(members) != 1:
+                continue
+            (s,) = members
+            held = len(g.objects(relation, s))
+            rows = snap.sql(
+                "SELECT value_text FROM facts WHERE subject_doc_id = ? AND relation = ? "
+                "AND value_text IS NOT NULL",
+                [s, relation],
+            ).to_pylist()
+            listed = max((len(split_items(r["value_text"])) for r in rows), default=0)
+            if listed > held:
+                bad.append(f"{t.task_id}: {t.question} ({listed} values listed, {held} held)")
+                break
+    return bad
+
+
+def contradicted(snap: Snapshot, tasks: TaskSet, tmp: Path) -> tuple[int, int]:
+    """(near-misses the reference agent answers from the text, near-misses run)."""
+    una = TaskSet([t for t in tasks if t.unanswerable])
+    if not len(una):
+        return 0, 0
+    path = una.save(tmp / "una.jsonl")
+    run = run_eval(ReferenceAgent(), path, tmp / "ref", agent_name="reference",
+                   corpus=snap.path, max_steps=SEARCH_BUDGET)  # fmt: skip
+    answered = sum(1 for r in run.records if not r.success)
+    return answered, len(run.records)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--unanswerable", type=float, default=0.5)
+    p.add_argument("--n", type=int, default=40, help="tasks per level of the near-miss runs")
+    p.add_argument("--out", type=Path, default=common.RESULTS)
+    args = p.parse_args()
+    t0 = time.perf_counter()
+    rows, data = [], {}
+    for name, source in CORPORA.items():
+        snap = snapshot_of(name, source)
+        tasks = corpus_taskset(snap)
+        levels = Counter(t.level for t in tasks)
+        closed = Counter(t.level for t in tasks if t.difficulty.get("closed_world"))
+        share = {lv: round(closed[lv] / levels[lv], 3) for lv in LEVELS if levels[lv]}
+        total_share = round(sum(closed.values()) / len(tasks), 3)
+        multi = multi_valued(snap, tasks)
+        made: dict[str, Any] = {}
+        wrong = run = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            for level in ("medium", "hard"):
+                config = SynthConfig(difficulty=level, n=args.n, seed=0,
+                                     unanswerable=args.unanswerable, partial=True)  # fmt: skip
+                try:
+                    got = generate_tasks(snap, config)
+                except SynthError as exc:
+                    made[level] = f"refused: {exc}"
+                    continue
+                made[level] = f"{sum(t.unanswerable for t in got)} of {len(got)} with no answer"
+                w, r = contradicted(snap, got, Path(tmp) / level)
+                wrong += w
+                run += r
+        data[name] = {
+            "snapshot_id": snap.snapshot_id,
+            "default_tasks": dict(levels),
+            "closed_world_share": share,
+            "closed_world_all": total_share,
+            "multi_valued": multi,
+            "near_misses": made,
+            "near_misses_answered_from_text": wrong,
+            "near_misses_run": run,
+        }
+        rows.append(
+            [name, snap.snapshot_id[:12], ", ".join(f"{n} {lv}" for lv, n in sorted(levels.items())),
+             f"{total_share:.1%}", ", ".join(f"{lv} {v:.0%}" for lv, v in share.items()),
+             len(multi), f"{wrong} of {run}"]
+        )  # fmt: skip
+    total_s = round(time.perf_counter() - t0, 1)
+    md = [
+        f"The shared real corpora, their default questions (`corpus_taskset`) and near-misses "
+        f"({args.unanswerable:.0%} of {args.n} medium and hard tasks where made). Wall time "
+        f"{total_s} s.",
+        "",
+        common.markdown_table(
+            ["corpus", "snapshot", "default questions", "closed_world", "closed_world by level",
+             "multi-valued answers", "near-misses answered from the text"],
+            rows,
+        ),  # fmt: skip
+        "",
+        *[f"- {name}: near-misses {d['near_misses']}" for name, d in data.items()],
+    ]
+    for name, d in data.items():
+        for line in d["multi_valued"][:5]:
+            md.append(f"- multi-valued ({name}): {line}")
+    result = {"corpora": data, "seconds": total_s}
+    out = common.write_results("open_world", result, "\n".join(md) + "\n", args.out)
+    print("\n".join(md))
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
