@@ -225,3 +225,24 @@ def test_questions_with_no_answer_on_a_real_wiki_are_made_or_refused_in_one_line
     else:
         assert all(t.unanswerable for t in tasks)
         assert verify_taskset(tasks, enwiki) == []
+
+
+def test_a_proof_holds_every_value_the_snapshot_states(enwiki: Snapshot) -> None:
+    """A field whose second value the graph does not hold (stated in no passage of its
+    subject) makes "the <relation> of X" unique only in the graph: refused (issue 36)."""
+    from wikigym.synth.fields import unheld_value
+
+    g = graph_of(enwiki)
+    rows = enwiki.sql(
+        "SELECT subject_doc_id AS s, relation AS r, "
+        "count(DISTINCT coalesce(CAST(object_doc_id AS VARCHAR), object)) AS n "
+        "FROM facts WHERE typed GROUP BY 1, 2 HAVING n > 1 ORDER BY 1, 2"
+    ).to_pylist()
+    partial = [r for r in rows if 0 < len(g.objects(r["r"], int(r["s"]))) < r["n"]]
+    assert partial, "the excerpt has no field the graph holds in part"
+    s, rel = int(partial[0]["s"]), partial[0]["r"]
+    query = Project(rel, Entity(s, g.titles[s]))
+    why = unheld_value(query, Evaluator(g), enwiki)
+    assert why is not None and "values stated" in why
+    tasks = generate_tasks(enwiki, SynthConfig(difficulty="easy", n=40, seed=0))
+    assert all(unheld_value(unwrap(t.query), Evaluator(g), enwiki) is None for t in tasks)

@@ -20,6 +20,7 @@ from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
 from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
 from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
+from wikigym.synth.fields import unheld_value
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
@@ -366,6 +367,9 @@ class TaskBuilder:
         if level_problems(level, {**m, "oracle_calls": bound}):
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
+            return None
+        # Every value the snapshot states of what the query reads, not only the graph's.
+        if unheld_value(root, ev, self.snapshot) is not None:
             return None
         m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
         m["fuzzy_clues"] = sum(bool(FUZZY_FORMS & set(n.forms(False))) for n in walk(root))

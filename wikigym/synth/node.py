@@ -305,8 +305,24 @@ class Node:
     def solve(self, s: Solver) -> Plan[str | None]:
         """The answer a search agent gives to a query with this root (None: it found
         nothing, and abstains)."""
+        if not (yield from presuppositions_hold(self, s)):
+            return None
         members = yield from s.members(self)
         return answer_text(members[0]) if members else None
+
+
+def presuppositions_hold(root: Node, s: Solver) -> Plan[bool]:
+    """Whether every description the question presupposes (:meth:`Node.presupposed`) has a
+    member a search finds (one it cannot gather is not held against it): a comparison with a
+    candidate that does not exist has no answer."""
+    for n in walk(root):
+        for p in n.presupposed():
+            if s.rank(p) is None:
+                continue
+            found = yield from s.members(p)
+            if found is not None and not found:
+                return False
+    return True
 
 
 def _same(node: Node) -> Node:

@@ -21,6 +21,7 @@ from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.fields import unheld_value
 from wikigym.synth.generate import (
     SHORTCUT_LEVELS,
     distractor_stats,
@@ -106,6 +107,8 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     m["oracle_calls"] = len(task.oracle)
     if generator_version(task.generator) >= SURFACED_SINCE:
         m["unsurfaced"] = unsurfaced(root, ev, snapshot.search)
+        if (unheld := unheld_value(root, ev, snapshot)) is not None:
+            problems.append(f"the snapshot states a value the proof did not hold ({unheld})")
     for k in _CHECKED:
         if k in task.difficulty and task.difficulty[k] != m[k]:
             problems.append(f"difficulty {k}={task.difficulty[k]} but the query gives {m[k]}")

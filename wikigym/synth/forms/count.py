@@ -22,6 +22,7 @@ from wikigym.synth.node import (
     Unary,
     constraints,
     kind_of,
+    presuppositions_hold,
     register,
     relations_of,
 )
@@ -103,6 +104,8 @@ class Count(Unary):
         return str(item), ([NUMBER_WORDS[n]] if n < len(NUMBER_WORDS) else []), "count"
 
     def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
         members = yield from s.members(self.arg)
         return None if members is None else str(len(members))
 

@@ -28,7 +28,15 @@ from wikigym.synth.forms.isa import IsA
 from wikigym.synth.forms.project import Project
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.idsets import intersect
-from wikigym.synth.node import Answer, Hop, Node, Reassemble, register, relations_of
+from wikigym.synth.node import (
+    Answer,
+    Hop,
+    Node,
+    Reassemble,
+    presuppositions_hold,
+    register,
+    relations_of,
+)
 from wikigym.synth.render import Renderer, join, measure_noun
 from wikigym.synth.solving import Plan, Solver
 from wikigym.synth.templates import comparable
@@ -141,6 +149,8 @@ class Listed(Hop):
         )
 
     def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
         members = yield from s.members(self.arg)
         if not members:
             return None

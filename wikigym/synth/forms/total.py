@@ -35,6 +35,7 @@ from wikigym.synth.node import (
     Node,
     Numeric,
     Reassemble,
+    presuppositions_hold,
     register,
     relations_of,
 )
@@ -116,6 +117,8 @@ class Total(Hop, Numeric):
         return [(self.arg, lambda a: Total(relation, a))]
 
     def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
         members = yield from s.members(self.arg)
         if not members:
             return None
