@@ -184,3 +184,35 @@ def test_train_grpo(place: tuple[Path, Path], stage: str) -> None:
     assert leftovers(*folders) == [] and not (work / "run").exists()
     if stage == "tiny model":  # the default world it reads is whole and stays; no model
         assert not any("tiny" in p.name for p in cache.iterdir())
+
+
+def test_an_interruption_wrapped_by_a_c_extension_still_ends_as_one() -> None:
+    """SIGTERM raised while pydantic-core ran our serializer came back as a
+    PydanticSerializationError (seen under load in test_eval): it still exits 143, one line."""
+    import argparse
+    import contextlib
+    import io
+
+    from wikigym.cliutil import CliParser, run_command
+    from wikigym.errors import Terminated
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            raise Terminated("SIGTERM")
+        except Terminated as exc:
+            raise RuntimeError("Error calling function `_omit_empty_unresolved`") from exc
+
+    def plain_bug(args: argparse.Namespace) -> int:
+        raise RuntimeError("a bug")
+
+    for func, code in ((wrapped, 143), (plain_bug, None)):
+        parser = CliParser(prog="wikigym")
+        parser.set_defaults(func=func)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            if code is None:
+                with pytest.raises(RuntimeError, match="a bug"):  # a bug keeps its traceback
+                    run_command(parser, [])
+                continue
+            assert run_command(parser, []) == code
+        assert err.getvalue() == "wikigym: terminated (SIGTERM)\n"

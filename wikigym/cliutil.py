@@ -125,18 +125,40 @@ def _parse_and_run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) 
     try:
         with sigterm_as_interrupt():
             return int(args.func(args))
-    except WikigymError as exc:
-        return fail(parser.prog, str(exc))
-    except Terminated:
-        print(f"{parser.prog}: terminated (SIGTERM)", file=sys.stderr, flush=True)
+    except KeyboardInterrupt as exc:
+        return _stopped(parser.prog, exc)
+    except Exception as exc:
+        # Ctrl-C or SIGTERM that landed in a callback of a C extension comes back wrapped
+        # (pydantic-core turns it into a serialization error): the clean-up has run (every
+        # output is removed on any exception), so it ends as the interruption it is.
+        interrupted = _interruption(exc)
+        if interrupted is not None:
+            return _stopped(parser.prog, interrupted)
+        if isinstance(exc, WikigymError):
+            return fail(parser.prog, str(exc))
+        if isinstance(exc, OSError) and exc.filename is not None:  # a file the user named
+            return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+        raise  # a bug: keep the traceback
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc`` (its cause or context, a few links deep)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return None
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+    return None
+
+
+def _stopped(prog: str, exc: KeyboardInterrupt) -> int:
+    if isinstance(exc, Terminated):
+        print(f"{prog}: terminated (SIGTERM)", file=sys.stderr, flush=True)
         return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-    except OSError as exc:
-        if exc.filename is None:  # not a named file the user pointed at: a bug, keep the trace
-            raise
-        return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+    print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
 
 
 @contextlib.contextmanager
