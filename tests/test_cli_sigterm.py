@@ -216,3 +216,53 @@ def test_an_interruption_wrapped_by_a_c_extension_still_ends_as_one() -> None:
                 continue
             assert run_command(parser, []) == code
         assert err.getvalue() == "wikigym: terminated (SIGTERM)\n"
+
+
+SWALLOWING = """
+import sys, time
+from wikigym.cliutil import CliParser, run_command
+
+def work(args):
+    try:  # what a C extension's lazy import does: any failure means "module missing"
+        import slow_module  # noqa: F401
+    except BaseException:
+        pass
+    for _ in range(600):  # 60 s of work that SIGTERM must stop
+        time.sleep(0.1)
+    return 0
+
+parser = CliParser(prog="wikigym")
+parser.set_defaults(func=work)
+sys.exit(run_command(parser, []))
+"""
+
+
+@pytest.mark.parametrize("where", ["import", "__del__"])
+def test_sigterm_where_an_exception_would_be_lost_is_put_off(tmp_path: Path, where: str) -> None:
+    """DuckDB's ``execute`` imports pandas lazily and swallows what the import raises: a
+    SIGTERM that landed there was lost and eval ran to its end (exit 0). It is put off
+    until the import (or a finaliser) is done, then ends the command: 143, one line."""
+    marker = tmp_path / "started"
+    if where == "import":
+        body = f"open({str(marker)!r}, 'w').close()\nimport time\ntime.sleep(1.5)\n"
+    else:  # a finaliser's exception is printed as 'ignored' and lost
+        body = (
+            "import time\nclass Slow:\n    def __del__(self):\n"
+            f"        open({str(marker)!r}, 'w').close()\n        time.sleep(1.5)\n"
+            "Slow()\n"
+        )
+    (tmp_path / "slow_module.py").write_text(body)
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWALLOWING], env=env, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == TERMINATED, stderr
+    assert stderr == "wikigym: terminated (SIGTERM)\n"
+    assert time.monotonic() - started < 30  # not after the 60 s of work

@@ -184,15 +184,31 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     period still ends the process), and a child forked meanwhile dies of SIGTERM as it would
     without the handler. Outside the main thread, where Python cannot install signal
     handlers, nothing changes (the returned function does nothing).
+
+    A SIGTERM that lands where an exception would be lost is put off until the main thread
+    leaves that place: inside an import (C extensions import lazily and treat any failure
+    as "module missing": DuckDB's ``execute`` swallowed the interruption while it imported
+    pandas, and the command ran to its end) or a ``__del__``.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     owner = os.getpid()
+    active = threading.Event()
+    active.set()
+
+    def redeliver() -> None:
+        if active.is_set():
+            os.kill(owner, signal.SIGTERM)
 
     def handle(signum: int, frame: FrameType | None) -> None:
         if os.getpid() != owner:  # a forked worker inherited the handler: default action
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if _swallows_exceptions(frame):
+            timer = threading.Timer(DEFERRED_SIGTERM_S, redeliver)
+            timer.daemon = True
+            timer.start()
             return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
         raise Terminated("SIGTERM")
@@ -200,9 +216,25 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     previous = signal.signal(signal.SIGTERM, handle)
 
     def restore() -> None:
+        active.clear()
         signal.signal(signal.SIGTERM, previous)
 
     return restore
+
+
+#: How soon a put-off SIGTERM is delivered again (see :func:`interrupt_on_sigterm`).
+DEFERRED_SIGTERM_S = 0.02
+
+
+def _swallows_exceptions(frame: FrameType | None) -> bool:
+    """Whether an exception raised at ``frame`` may be lost by a caller: the main thread
+    is inside an import or a finaliser."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<frozen importlib") or code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def require_extra(modules: Sequence[str], extra: str, command: str) -> None:
