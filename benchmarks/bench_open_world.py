@@ -17,7 +17,7 @@ enwiki excerpt), built from ``$WIKIGYM_SHARED_DATA`` into ``benchmarks/work``:
    one the text may answer (target 0); near-misses the text check refused are counted too.
 
 Usage:
-    python benchmarks/bench_open_world.py [--unanswerable 0.5] [--n 40]
+    python benchmarks/bench_open_world.py [--unanswerable 0.5] [--n 40] [--seeds 10]
 """
 
 from __future__ import annotations
@@ -93,22 +93,23 @@ def multi_valued(snap: Snapshot, tasks: TaskSet) -> list[str]:
     return bad
 
 
-def contradicted(snap: Snapshot, tasks: TaskSet, tmp: Path) -> tuple[int, int]:
-    """(near-misses the reference agent answers from the text, near-misses run)."""
-    una = TaskSet([t for t in tasks if t.unanswerable])
+def contradicted(snap: Snapshot, una: TaskSet, tmp: Path) -> list[str]:
+    """The near-misses the reference agent answers from the text instead of abstaining."""
     if not len(una):
-        return 0, 0
+        return []
     path = una.save(tmp / "una.jsonl")
     run = run_eval(ReferenceAgent(), path, tmp / "ref", agent_name="reference",
                    corpus=snap.path, max_steps=SEARCH_BUDGET)  # fmt: skip
-    answered = sum(1 for r in run.records if not r.success)
-    return answered, len(run.records)
+    question = {t.task_id: t.question for t in una}
+    return [f"{r.task_id}: {question[r.task_id]}" for r in run.records if not r.success]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--unanswerable", type=float, default=0.5)
     p.add_argument("--n", type=int, default=40, help="tasks per level of the near-miss runs")
+    p.add_argument("--seeds", type=int, default=10,
+                   help="seeds of the near-miss runs (a small corpus makes few per seed)")  # fmt: skip
     p.add_argument("--out", type=Path, default=common.RESULTS)
     args = p.parse_args()
     t0 = time.perf_counter()
@@ -122,20 +123,24 @@ def main() -> int:
         total_share = round(sum(closed.values()) / len(tasks), 3)
         multi = multi_valued(snap, tasks)
         made: dict[str, Any] = {}
-        wrong = run = 0
-        with tempfile.TemporaryDirectory() as tmp:
-            for level in ("medium", "hard"):
-                config = SynthConfig(difficulty=level, n=args.n, seed=0,
+        near: dict[str, Any] = {}  # one near-miss per query, over every seed
+        for level in ("medium", "hard"):
+            made[level] = []
+            for seed in range(args.seeds):
+                config = SynthConfig(difficulty=level, n=args.n, seed=seed,
                                      unanswerable=args.unanswerable, partial=True)  # fmt: skip
                 try:
                     got = generate_tasks(snap, config)
                 except SynthError as exc:
-                    made[level] = f"refused: {exc}"
+                    made[level].append(f"seed {seed} refused: {exc}")
                     continue
-                made[level] = f"{sum(t.unanswerable for t in got)} of {len(got)} with no answer"
-                w, r = contradicted(snap, got, Path(tmp) / level)
-                wrong += w
-                run += r
+                una = [t for t in got if t.unanswerable]
+                made[level].append(f"seed {seed}: {len(una)} of {len(got)} with no answer")
+                for t in una:
+                    near.setdefault(t.task_id, t)  # one per query (ids name it)
+        with tempfile.TemporaryDirectory() as tmp:
+            wrong_tasks = contradicted(snap, TaskSet(list(near.values())), Path(tmp))
+        wrong, run = len(wrong_tasks), len(near)
         data[name] = {
             "snapshot_id": snap.snapshot_id,
             "default_tasks": dict(levels),
@@ -143,8 +148,9 @@ def main() -> int:
             "closed_world_all": total_share,
             "multi_valued": multi,
             "near_misses": made,
-            "near_misses_answered_from_text": wrong,
+            "near_misses_answered_from_text": wrong_tasks,
             "near_misses_run": run,
+            "near_miss_questions": sorted(t.question for t in near.values()),
         }
         rows.append(
             [name, snap.snapshot_id[:12], ", ".join(f"{n} {lv}" for lv, n in sorted(levels.items())),
@@ -154,7 +160,8 @@ def main() -> int:
     total_s = round(time.perf_counter() - t0, 1)
     md = [
         f"The shared real corpora, their default questions (`corpus_taskset`) and near-misses "
-        f"({args.unanswerable:.0%} of {args.n} medium and hard tasks where made). Wall time "
+        f"({args.unanswerable:.0%} of {args.n} medium and hard tasks where made, seeds 0-"
+        f"{args.seeds - 1}, each distinct query run once by the reference agent). Wall time "
         f"{total_s} s.",
         "",
         common.markdown_table(
@@ -172,6 +179,11 @@ def main() -> int:
         "",
         *[f"- {name}: near-misses {d['near_misses']}" for name, d in data.items()],
     ]
+    for name, d in data.items():
+        for line in d["near_misses_answered_from_text"]:
+            md.append(f"- answered from the text ({name}): {line}")
+        for q in d["near_miss_questions"]:
+            md.append(f"- near-miss ({name}): {q}")
     for name, d in data.items():
         for line in d["multi_valued"][:5]:
             md.append(f"- multi-valued ({name}): {line}")

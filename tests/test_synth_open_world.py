@@ -19,7 +19,7 @@ from wikigym.synth.forms.arith import Arith, chain_paths
 from wikigym.synth.generate import SynthConfig, closed_world, generate_tasks
 from wikigym.synth.graph import graph_of
 from wikigym.synth.node import phrasing_rng
-from wikigym.synth.query import Entity, Intersect, IsA, Project, forms_of, unwrap
+from wikigym.synth.query import Entity, Intersect, IsA, Project, Value, forms_of, unwrap
 from wikigym.synth.render import Renderer
 from wikigym.synth.unanswerable import BelievedEmpty, near_miss, text_states_near_miss
 from wikigym.synth.verify import verify_taskset
@@ -246,3 +246,33 @@ def test_a_proof_holds_every_value_the_snapshot_states(enwiki: Snapshot) -> None
     assert why is not None and "values stated" in why
     tasks = generate_tasks(enwiki, SynthConfig(difficulty="easy", n=40, seed=0))
     assert all(unheld_value(unwrap(t.query), Evaluator(g), enwiki) is None for t in tasks)
+
+
+def test_a_near_miss_another_kind_answers_is_refused(enwiki: Snapshot) -> None:
+    """A real wiki's kinds are infobox templates whose words overlap ("the state whose
+    official language is Arabic": Algeria, a country, to any reader): a near-miss whose
+    description an entity of another kind meets is refused, naming it, even when the pages
+    of its own kind are silent (issue 36: near-misses the reference agent answered from the
+    text on the 2014 enwiki excerpt)."""
+    g = graph_of(enwiki)
+    tried = 0
+    for relation in sorted(g.relations()):
+        for s in sorted(g.fwd.get(relation, {})):
+            kind, values = g.kinds[s], g.objects(relation, s)
+            if kind is None or not values or relation.endswith("_date"):
+                continue
+            v = values[0]
+            const = Entity(v, g.titles[v]) if isinstance(v, int) else Value(v, "text")
+            for other in ("country", "state", "continent", "province", "city"):
+                if other == kind or not len(g.member_ids(other)):
+                    continue
+                root = Intersect((IsA(other), Project(relation, const, True)))
+                if Evaluator(g).size(root):
+                    continue  # an entity of that kind has it too: no near-miss
+                why = text_states_near_miss(root, (1, 0), g, enwiki.passages_of, enwiki.search)
+                assert why is not None and "\n" not in why
+                assert f"is not a {other}" in why, why
+                tried += 1
+            if tried >= 5:
+                return
+    raise AssertionError(f"only {tried} near-misses of another kind found")

@@ -26,6 +26,7 @@ import numpy as np
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator, Item
 from wikigym.synth.forms.intersect import Intersect
+from wikigym.synth.forms.isa import IsA
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.minimal import contains_phrase
 from wikigym.synth.oracle import run_oracle_calls
@@ -185,10 +186,16 @@ def text_states_near_miss(
     Catalan is spoken where the facts record only Spanish). The check reads each such
     entity's page for the new constant's name, and searches for the constant with the
     relation's words, refusing when a hit is on such an entity's page. Too many such
-    entities to read is a refusal too."""
+    entities to read is a refusal too. First of all, a kind is a label a reader does not
+    hold the question to: a near-miss that an entity of another kind answers ("the state
+    whose official language is Arabic": Algeria, a country; "the province that joined its
+    federation on 3 January 1959": Alaska, a state) is refused."""
     intersect_path, constraint_at = path[:-2], path[-2]
     description = _at(root, intersect_path)
     members = description.conjuncts() or ()
+    other_kind = _answered_by_another_kind(members, graph)
+    if other_kind is not None:
+        return other_kind
     rest = Intersect(tuple(a for i, a in enumerate(members) if i != constraint_at))
     constraint = members[constraint_at]
     link = constraint.link()
@@ -212,6 +219,25 @@ def text_states_near_miss(
         if getattr(hit, "doc_id", None) in docs:
             return f"a search for {query!r} finds {getattr(hit, 'title', '?')}"
     return None
+
+
+def _answered_by_another_kind(members: Sequence[Node], graph: KnowledgeGraph) -> str | None:
+    """Why a reader would take the near-miss's description to name an entity: one of another
+    kind meets every other constraint of it; None when none does (or it names no kind).
+
+    A real wiki's kinds are its infobox templates, and their words overlap ("state",
+    "country", "province"): Algeria, a country, is a state whose official language is
+    Arabic to any reader. The description is held to its constraints without the kind, not
+    the whole question: the facts that would rule the entity out further up (Albania's
+    population, under another infobox field) are the incomplete ones."""
+    rest = tuple(a for a in members if not isinstance(a, IsA))
+    if len(rest) == len(members) or not rest:
+        return None
+    kinds = ", ".join(sorted(a.kind for a in members if isinstance(a, IsA)))
+    found = sorted(x for x in Evaluator(graph).eval(Intersect(rest)) if isinstance(x, int))
+    if not found:
+        return None
+    return f"{graph.titles[found[0]]} meets the description but is not a {kinds}"
 
 
 def _at(node: Node, path: tuple[int, ...]) -> Node:
