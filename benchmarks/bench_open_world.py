@@ -4,8 +4,10 @@ For each shared real corpus (the 206-page enwiki excerpt, the Japanese excerpt, 
 enwiki excerpt), built from ``$WIKIGYM_SHARED_DATA`` into ``benchmarks/work``:
 
 1. the default questions a corpus given without tasks gets (``synth.default.corpus_taskset``):
-   how many per level, and the share marked ``closed_world`` (unique only inside the
-   snapshot);
+   how many per level, the share marked ``closed_world`` (unique only inside the snapshot),
+   and those that ask a **raw key** (a relation outside the typed vocabulary, or a question
+   with a key-like token: "ld7", "population_total"; target 0), beside the one-hop questions
+   of raw facts that were the default before (``tasks.one_hop``);
 2. **multi-valued answers**: tasks whose answer is read off a named subject ("the official
    language of Algeria") while the snapshot's facts of that relation (every source, every
    value of a field) hold more values than the graph the proof ran on (the answer would be
@@ -18,11 +20,17 @@ enwiki excerpt), built from ``$WIKIGYM_SHARED_DATA`` into ``benchmarks/work``:
 
 Usage:
     python benchmarks/bench_open_world.py [--unanswerable 0.5] [--n 40] [--seeds 10]
+        [--before DIR]
+
+``--before DIR`` counts multi-valued answers in TaskSets made elsewhere too (an older wikigym's
+synth, on the same snapshots: ``DIR/<corpus>.jsonl``, the corpus named as in ``benchmarks/work``
+without ``open-world-``), to show what the check finds where proofs held one value.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 import time
@@ -36,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks: common
 import common
 
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
+from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
 from wikigym.eval.reference import ReferenceAgent
 from wikigym.eval.runner import run_eval
@@ -44,8 +53,10 @@ from wikigym.synth.default import corpus_taskset
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import graph_of
 from wikigym.synth.levels import LEVELS
-from wikigym.synth.query import unwrap, walk
+from wikigym.synth.query import QUERY_FORMAT, relations_of, unwrap, walk
 from wikigym.synth.solving import SEARCH_BUDGET
+from wikigym.synth.templates import TEMPLATES
+from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import TaskSet
 
 CORPORA = {
@@ -61,6 +72,24 @@ def snapshot_of(name: str, source: str) -> Snapshot:
         src = open_build_source(common.shared_data() / source)
         build_snapshot([src], out, BuildConfig(), progress=False, overwrite=True)
     return Snapshot.open(out)
+
+
+# A raw key shows as a token with an underscore or letters and digits run together ("ld7",
+# "population_total"); no typed relation's wording has one (as tests/test_corpus_default_tasks).
+RAW_KEY = re.compile(r"\b(?:[a-z]+_[a-z_]+|[a-z]+\d+[a-z\d]*)\b")
+
+
+def raw_keys(tasks: TaskSet) -> list[str]:
+    """Questions that ask a raw infobox key: a relation no typed vocabulary or template
+    names (synth's tasks), or a key-like token in the question (any task)."""
+    typed = set(vocabulary().relations) | set(TEMPLATES)
+    bad = []
+    for t in tasks:
+        synth = bool(t.query) and t.query.get("format") == QUERY_FORMAT  # one-hop: none
+        relations = set(relations_of(unwrap(t.query))) if synth else set()
+        if RAW_KEY.search(t.question) or not relations <= typed:
+            bad.append(t.question)
+    return bad
 
 
 def multi_valued(snap: Snapshot, tasks: TaskSet) -> list[str]:
@@ -110,6 +139,8 @@ def main() -> int:
     p.add_argument("--n", type=int, default=40, help="tasks per level of the near-miss runs")
     p.add_argument("--seeds", type=int, default=10,
                    help="seeds of the near-miss runs (a small corpus makes few per seed)")  # fmt: skip
+    p.add_argument("--before", type=Path, default=None,
+                   help="folder of older TaskSets of these snapshots (see the docstring)")  # fmt: skip
     p.add_argument("--out", type=Path, default=common.RESULTS)
     args = p.parse_args()
     t0 = time.perf_counter()
@@ -122,6 +153,15 @@ def main() -> int:
         share = {lv: round(closed[lv] / levels[lv], 3) for lv in LEVELS if levels[lv]}
         total_share = round(sum(closed.values()) / len(tasks), 3)
         multi = multi_valued(snap, tasks)
+        raw, old = raw_keys(tasks), one_hop_tasks(snap)
+        before: dict[str, Any] = {}
+        older = args.before / (name.replace(" ", "-") + ".jsonl") if args.before else None
+        if older is not None and older.is_file():
+            was = TaskSet.load(older)
+            found = multi_valued(snap, was)
+            gens = sorted({t.generator for t in was})
+            before = {"generators": gens, "tasks": len(was), "multi_valued": found}
+        old_raw = raw_keys(old)
         made: dict[str, Any] = {}
         near: dict[str, Any] = {}  # one near-miss per query, over every seed
         for level in ("medium", "hard"):
@@ -147,6 +187,9 @@ def main() -> int:
             "closed_world_share": share,
             "closed_world_all": total_share,
             "multi_valued": multi,
+            "raw_keys": raw,
+            "before": before,
+            "one_hop_raw_keys": {"tasks": len(old), "raw": len(old_raw), "first": old_raw[:5]},
             "near_misses": made,
             "near_misses_answered_from_text": wrong_tasks,
             "near_misses_run": run,
@@ -154,6 +197,7 @@ def main() -> int:
         }
         rows.append(
             [name, snap.snapshot_id[:12], ", ".join(f"{n} {lv}" for lv, n in sorted(levels.items())),
+             f"{len(raw)} of {len(tasks)}", f"{len(old_raw)} of {len(old)}",
              f"{total_share:.1%}", ", ".join(f"{lv} {v:.0%}" for lv, v in share.items()),
              len(multi), f"{wrong} of {run}"]
         )  # fmt: skip
@@ -169,6 +213,8 @@ def main() -> int:
                 "corpus",
                 "snapshot",
                 "default questions",
+                "raw keys",
+                "raw keys (one-hop, before)",
                 "closed_world",
                 "closed_world by level",
                 "multi-valued answers",
@@ -185,6 +231,16 @@ def main() -> int:
         for q in d["near_miss_questions"]:
             md.append(f"- near-miss ({name}): {q}")
     for name, d in data.items():
+        if d["before"]:
+            b = d["before"]
+            md.append(f"- multi-valued answers of {', '.join(b['generators'])} ({name}, "
+                      f"--before): {len(b['multi_valued'])} of {b['tasks']}")  # fmt: skip
+            md.extend(f"  - {line}" for line in b["multi_valued"][:3])
+    for name, d in data.items():
+        for q in d["one_hop_raw_keys"]["first"][:2]:
+            md.append(f"- one-hop raw key, the old default ({name}): {q}")
+        for q in d["raw_keys"]:
+            md.append(f"- raw key ({name}): {q}")
         for line in d["multi_valued"][:5]:
             md.append(f"- multi-valued ({name}): {line}")
     result = {"corpora": data, "seconds": total_s}
