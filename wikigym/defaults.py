@@ -39,11 +39,11 @@ class PackageDefaults:
         """``$WIKIGYM_CACHE``, else ``$XDG_CACHE_HOME/wikigym``, else ``~/.cache/wikigym``."""
         return cache_dir()
 
-    def embedded_snapshot(self, *, progress: bool) -> Path:
+    def embedded_snapshot(self, *, progress: bool, world_version: str | None = None) -> Path:
         """The generated world, built once into the cache (see :mod:`wikigym.corpora.default`)."""
         from wikigym.corpora.default import ensure_default_snapshot
 
-        return ensure_default_snapshot(self.cache_dir(), progress=progress)
+        return ensure_default_snapshot(self.cache_dir(), progress=progress, version=world_version)
 
     def task_generator(self) -> str:
         """synth's generator name and version."""

@@ -124,6 +124,7 @@ ENV_VERSIONS: tuple[EnvVersion, ...] = (
                 "snapshot_id": "6f301e49e2c87b9da73f9c487a33468f6a0e8c654b1f00df15c9740c538ab795",
                 "taskset_id": "1ebb2099a99d3ccabb4d83914adce383419d49339be18ee81c3ead2d11c99744",
                 "corpus_tasks": "wikigym.synth/6",
+                "world_version": "2",
             },
         },
         note=(

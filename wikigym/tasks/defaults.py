@@ -45,6 +45,9 @@ class EmbeddedPin:
         corpus_tasks: The generator of the default questions of a corpus given without tasks
             (synth's name and version, or ``wikigym.one-hop/1``: what ids pinned before it
             was a field asked).
+        world_version: The world generator's version of the default world (``"1"``: what
+            ids pinned before it was a field mean). The world generator still makes every
+            version it had, so the pinned world is rebuilt on a fresh machine.
     """
 
     env_id: str
@@ -52,6 +55,7 @@ class EmbeddedPin:
     snapshot_id: str
     taskset_id: str
     corpus_tasks: str = ONE_HOP_GENERATOR
+    world_version: str = "1"
 
     @classmethod
     def from_value(cls, value: EmbeddedPin | Mapping[str, str] | None) -> EmbeddedPin | None:
@@ -170,9 +174,24 @@ def cache_dir() -> Path:
     return root_services().cache_dir()
 
 
-def default_snapshot(progress: bool = True) -> Snapshot:
-    """The embedded default world, built once into the cache, opened once per process."""
-    return shared_snapshot(root_services().embedded_snapshot(progress=progress))
+def default_snapshot(progress: bool = True, world_version: str | None = None) -> Snapshot:
+    """The embedded default world, built once into the cache, opened once per process
+    (``world_version``: the world generator's version an env id pins; None: today's)."""
+    services = root_services()
+    return shared_snapshot(
+        services.embedded_snapshot(progress=progress, world_version=world_version)
+    )
+
+
+#: TaskSets that env ids pin but today's synth no longer makes, shipped with the package
+#: (``pinned/<first 16 hex digits of the TaskSet id>.parquet``) and checked by id on load.
+PINNED_TASKSETS = Path(__file__).parent / "pinned"
+
+
+def pinned_taskset_file(taskset_id: str) -> Path | None:
+    """The shipped file of the pinned TaskSet ``taskset_id``, if the package has one."""
+    path = PINNED_TASKSETS / f"{taskset_id[:16]}.parquet"
+    return path if path.is_file() else None
 
 
 def default_tasks_path(generator: str | None = None, snapshot: Path | None = None) -> Path:
@@ -200,12 +219,15 @@ def default_resources(
         TaskSetError: The default TaskSet is not the pinned one (or cannot be made here).
     """
     services = root_services()
-    snap = default_snapshot(progress)
+    snap = default_snapshot(progress, None if pin is None else pin.world_version)
     if pin is not None and snap.snapshot_id != pin.snapshot_id:
         snap = _pinned_snapshot(pin, built=snap)
     generator = services.task_generator() if pin is None else pin.generator
     tasks_file = default_tasks_path(generator, snap.path)
-    if not tasks_file.is_file():
+    shipped = None if pin is None else pinned_taskset_file(pin.taskset_id)
+    if not tasks_file.is_file() and shipped is not None and generator != services.task_generator():
+        tasks_file = shipped  # an older synth's TaskSet, as the id pinned it
+    elif not tasks_file.is_file():
         if generator != services.task_generator():
             raise TaskSetError(
                 f"{pin.env_id if pin else 'the env'} pins the default TaskSet of {generator}, "

@@ -57,8 +57,9 @@ class RootServices(Protocol):
         """Where defaults are built and kept (``$WIKIGYM_CACHE``, ...)."""
         ...
 
-    def embedded_snapshot(self, *, progress: bool) -> Path:
-        """The embedded default corpus (the generated world), built once into the cache."""
+    def embedded_snapshot(self, *, progress: bool, world_version: str | None = None) -> Path:
+        """The embedded default corpus (the generated world), built once into the cache
+        (``world_version``: the world generator's version an env id pins; None: today's)."""
         ...
 
     def task_generator(self) -> str:
