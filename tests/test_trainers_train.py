@@ -103,7 +103,7 @@ def test_export_then_sft_one_step(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("rollout", ["environment_factory", "rollout_func"])
 def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> None:
-    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v0` on the default world, both
+    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v1` on the default world, both
     rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys. With the
     plain tiny model as --model (no model: the cold start, tested below), so both paths run
     with the full prompt."""
@@ -119,7 +119,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
         "--preset",
         "cpu-tiny",
         "--env",
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         "--model",
         str(model),
     ]
@@ -135,7 +135,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
     summary = json.loads((out / "diagnostics_summary.json").read_text())
     assert summary["episodes"] == 8
     config = json.loads((out / "train_config.json").read_text())
-    assert config["env"] == "WikiSearch-v0" and config["rollout"] == rollout
+    assert config["env"] == "WikiSearch-v1" and config["rollout"] == rollout
 
 
 # Its first run builds the cold start (SFT, tens of minutes on a loaded 2-core machine).

@@ -24,6 +24,7 @@ from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES, opt_in_form_names
+from wikigym.synth.solving import SEARCH_BUDGET
 
 if TYPE_CHECKING:
     from wikigym.corpora.snapshot import Snapshot
@@ -70,13 +71,16 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_stats)
     c = sub.add_parser("calibrate", help="store a model's pass@k and mean reward in each task")
     c.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
-    c.add_argument("--agent", required=True, help="heuristic, openai:URL or hf:PATH")
+    c.add_argument("--agent", required=True,
+                   help="heuristic, reference (plans from each task's query through the "
+                   "tools), openai:URL or hf:PATH")  # fmt: skip
     c.add_argument("--k", type=bounded(int, 1), default=8, help="runs per task (default 8)")
     c.add_argument("--seed", type=int, default=0, help="run r samples with seed + r")
     c.add_argument("--temperature", type=bounded(float, 0.0), default=1.0,
                    help="sampling temperature of model agents (default 1.0; 0: greedy)")  # fmt: skip
     c.add_argument("--model", help="model name sent to an openai: endpoint")
-    c.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget (12)")
+    c.add_argument("--max-steps", type=bounded(int, 1), default=None,
+                   help=f"step budget (12; {SEARCH_BUDGET} for the reference agent)")  # fmt: skip
     c.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
     c.add_argument("--out", required=True, help="calibrated TaskSet (.jsonl or .parquet)")
     c.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
@@ -175,15 +179,16 @@ def _checked_out(out: str, overwrite: bool) -> Path:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``synth calibrate``: the calibrated TaskSet appears only when every run is done."""
     from wikigym.outputs import atomic_output
-    from wikigym.synth.calibrate import calibrate
+    from wikigym.synth.calibrate import calibrate, level_summary
 
     out = _checked_out(args.out, args.overwrite)
     if args.corpus is not None and not Path(args.corpus).is_dir():
         raise SynthError(f"--corpus {args.corpus} is not a snapshot directory; pass --corpus DIR")
     t0 = time.perf_counter()
+    max_steps = args.max_steps or (SEARCH_BUDGET if args.agent == "reference" else 12)
     tasks = calibrate(
         Path(args.file), agent=args.agent, k=args.k, seed=args.seed, corpus=args.corpus,
-        max_steps=args.max_steps, temperature=args.temperature, model=args.model,
+        max_steps=max_steps, temperature=args.temperature, model=args.model,
     )  # fmt: skip
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
@@ -191,6 +196,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(
         f"{len(tasks)} tasks x {args.k} runs -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)"
     )
+    for row in level_summary(tasks):
+        print(
+            f"  {row.level:<8} {row.passes}/{row.runs} runs passed, {row.rate:.1%} "
+            f"(95% CI {row.low:.1%}-{row.high:.1%})"
+        )
     return 0
 
 

@@ -203,7 +203,7 @@ class QuestionForm:
     opt_in_weight: ClassVar[dict[str, float]] = {}
     repeats_answers: ClassVar[bool] = False
     names_entities: ClassVar[bool] = False
-    perturbable: ClassVar[bool] = False
+    perturbable: ClassVar[bool] = True
     masks_answer: ClassVar[bool] = False
 
     def shape(self, shape: Shape) -> Shape:

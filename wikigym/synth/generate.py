@@ -20,6 +20,7 @@ from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
 from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
 from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
+from wikigym.synth.fields import unheld_value
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
@@ -28,13 +29,19 @@ from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Sampler
-from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
+from wikigym.synth.surfacing import unsurfaced
+from wikigym.synth.unanswerable import (
+    BelievedEmpty,
+    near_miss,
+    unanswerable_slots,
+    unanswerable_task,
+)
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/5"
-# The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
+GENERATOR = "wikigym.synth/6"
+# The oracle must fit WikiSearch-v1's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
 SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
@@ -57,6 +64,8 @@ class SynthConfig:
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
             ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
+        partial: Keep the tasks made so far when a slot cannot be filled, instead of
+            failing (the default tasks of a corpus make what its facts allow).
     """
 
     difficulty: str = "mixed"
@@ -68,6 +77,7 @@ class SynthConfig:
     attempts_per_task: int = 400
     unanswerable: float = 0.0
     forms: tuple[str, ...] = ()
+    partial: bool = False
 
 
 # The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
@@ -77,18 +87,21 @@ FORM_MIX: dict[str, dict[str, float]] = {
     "easy": {"entity": 0.5, "literal": 0.3, "count": 0.1, "comparison": 0.05, "arithmetic": 0.05},
     "medium": {
         "entity": 0.4, "literal": 0.25, "count": 0.1, "comparison": 0.1, "superlative": 0.1,
-        "arithmetic": 0.05,
+        "arithmetic": 0.05, "list": 0.05,
     },
     "hard": {
-        "entity": 0.25, "literal": 0.15, "count": 0.05, "comparison": 0.05, "superlative": 0.1,
-        "arithmetic": 0.05, "union": 0.07, "negation": 0.07, "same": 0.05, "fuzz": 0.1,
-        "wide": 0.06,
+        "entity": 0.22, "literal": 0.13, "count": 0.05, "comparison": 0.05, "superlative": 0.08,
+        "arithmetic": 0.05, "union": 0.06, "negation": 0.06, "same": 0.05, "fuzz": 0.08,
+        "wide": 0.06, "relative_time": 0.04, "partial_name": 0.03, "list": 0.04,
     },
     "phd": {
-        "entity": 0.2, "literal": 0.1, "comparison": 0.07, "superlative": 0.1, "arithmetic": 0.08,
-        "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
+        "entity": 0.16, "literal": 0.08, "comparison": 0.07, "superlative": 0.08,
+        "arithmetic": 0.08, "union": 0.08, "negation": 0.08, "same": 0.07, "fuzz": 0.08,
+        "wide": 0.08, "relative_time": 0.08, "partial_name": 0.06,
     },
 }  # fmt: skip
+# Clues a search cannot take literally (counted per task as ``fuzzy_clues``).
+FUZZY_FORMS = frozenset({"fuzz", "relative_time", "partial_name"})
 
 
 def opt_in_form_names() -> list[str]:
@@ -126,6 +139,17 @@ def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...],
 
 
 QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+# A slot made a question with no answer keeps to its scheduled form far longer: fewer drafts
+# of some forms can be perturbed (a comparison of named candidates cannot), and a fallback to
+# the weighted draw would give the unanswerable tasks another mix of forms, and of lengths,
+# than the answerable ones (a model could learn to abstain by form or length).
+QUOTA_ATTEMPTS_UNANSWERABLE = 300
+# ... and to a length drawn from the answerable questions of its level made so far (within
+# LENGTH_SLACK words), once LENGTH_SAMPLE of them are made: a near-miss needs a constant in a
+# description of several constraints, so unmatched, the questions with no answer run longer.
+LENGTH_SLACK = 4
+LENGTH_SAMPLE = 5
+LENGTH_ATTEMPTS = 150  # drafts held to the length (then to the form alone)
 
 
 @functools.cache
@@ -227,6 +251,39 @@ def shortcut(root: Node, answer: Item, graph: KnowledgeGraph) -> bool:
     return visit(root, 0)
 
 
+def honest_question(root: Node, r: Renderer, ev: Evaluator, seed: int) -> str | None:
+    """The template question of ``root`` said by ``r`` with the set sizes of ``ev``, or None
+    when it cannot be said honestly (see :meth:`TaskBuilder.say`)."""
+    r.sizes = ev.size
+    try:
+        question = r.question(root, phrasing_rng(root, seed))
+    finally:
+        r.sizes = None
+    if r.unfit or any(ev.size(n) > 1 for n in r.definites):
+        return None
+    return question
+
+
+def closed_world(root: Node, graph: KnowledgeGraph) -> int:
+    """1 when ``root``'s answer is unique only inside the snapshot, else 0.
+
+    A query that picks its answer out of every entity of some kind ("the person born in X
+    in the 1920s") is unique among the entities the snapshot holds; a real wiki's snapshot
+    holds some of the world's (an excerpt, a dump of one date), so such a task is marked. A
+    query that reads its answer off named pages ("the capital of the country where X was
+    born") stays unique in any larger world (:meth:`~wikigym.synth.node.Node.open_world`),
+    and a generated world is the whole world (:meth:`KnowledgeGraph.complete`)."""
+    return int(not graph.complete() and not root.open_world())
+
+
+def generator_version(name: str | None) -> int:
+    """The version of a generator name (``wikigym.synth/6`` -> 6; 0 for another generator)."""
+    prefix = GENERATOR.rsplit("/", 1)[0] + "/"
+    if not name or not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+        return 0
+    return int(name[len(prefix) :])
+
+
 class TaskBuilder:
     """Turns drafts into proved tasks for one snapshot."""
 
@@ -252,6 +309,17 @@ class TaskBuilder:
         self.ev = evaluator if evaluator is not None else Evaluator(graph)
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
+
+    def say(self, root: Node) -> str | None:
+        """The template question of ``root``, or None when it cannot be said honestly.
+
+        Every description said definitely ("the person who ...", "this person") denotes
+        exactly one entity of the snapshot (at most one in a near-miss, whose empty
+        description is the point), and the proof checks it here on the renderer's record;
+        one that denotes several is said indefinitely ("a person who ..."), and a draft whose
+        wording needs a definite description where the set has several members (the
+        subject of "When was ... born?") is refused."""
+        return honest_question(root, self.renderer, self.ev, self.seed)
 
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
@@ -300,8 +368,17 @@ class TaskBuilder:
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
+        # Every value the snapshot states of what the query reads, not only the graph's.
+        if unheld_value(root, ev, self.snapshot) is not None:
+            return None
+        m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
+        m["fuzzy_clues"] = sum(bool(FUZZY_FORMS & set(n.forms(False))) for n in walk(root))
+        if level_problems(level, m):
+            return None
         form = question_form(draft.form)
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        question = self.say(root)
+        if question is None:
+            return None
         kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
@@ -344,6 +421,8 @@ class TaskBuilder:
                 m["paraphrase"] = "rejected"
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
+        m["indefinite_descriptions"] = len(self.renderer.indefinites)
+        m["closed_world"] = closed_world(root, g)
         evidence, rubric = self._evidence(rows, draft, form, hidden)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
@@ -469,6 +548,11 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
+    trust = BelievedEmpty(g, snapshot.passages_of, snapshot.search)
+    lengths: dict[str, list[int]] = {lv: [] for lv in LEVELS}
+    length_rngs = {
+        lv: np.random.default_rng([config.seed, 0x1E46, i]) for i, lv in enumerate(LEVELS)
+    }
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
@@ -478,10 +562,14 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         cycle = form_cycle(names, weights)
         scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
+        target = None
+        if index in missing and len(lengths[level]) >= LENGTH_SAMPLE:
+            pool = lengths[level]
+            target = pool[int(length_rngs[level].integers(len(pool)))]
         # Yes/no answers alternate within a level (the minority first): balanced 50/50.
         want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
-            if attempt < QUOTA_ATTEMPTS:
+            if attempt < (QUOTA_ATTEMPTS_UNANSWERABLE if index in missing else QUOTA_ATTEMPTS):
                 form = scheduled
             else:
                 form = names[int(rng.choice(len(names), p=weights))]
@@ -497,14 +585,31 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
-                near = near_miss(draft.root, g, rng) if policy.perturbable else None
-                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
+                near = near_miss(draft.root, g, rng, trust) if policy.perturbable else None
+                said = None if near is None else builder.say(near)
+                cand = None if near is None or said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
                 continue
             if unique and (level, cand.answer) in seen_answers:
                 continue
+            if (
+                target is not None
+                and attempt < LENGTH_ATTEMPTS
+                and abs(len(cand.question.split()) - target) > LENGTH_SLACK
+            ):
+                continue
             task = cand
             break
+        if task is None and config.partial:
+            break
+        if task is None and index in missing and trust.refused:
+            raise SynthError(
+                f"made only {made.get(level, 0)} {level} task(s): a question with no answer "
+                "needs facts complete for its relations (a generated world) or a text check "
+                f"that finds nothing, and this snapshot's text may answer all "
+                f"{trust.refused} near-miss(es) tried (last: {trust.last_reason}); lower "
+                "--unanswerable"
+            )
         if task is None:
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "
@@ -513,6 +618,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 "questions: ask for fewer, an easier difficulty, or more relations"
             )
         tasks.append(task)
+        if not task.unanswerable:
+            lengths[level].append(len(task.question.split()))
         if task.answer_type == "yes/no":
             answers_yes_no[level][task.answer] += 1
         seen_ids.add(task.task_id)

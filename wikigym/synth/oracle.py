@@ -1,4 +1,4 @@
-"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v0``.
+"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v1``.
 
 The oracle may use titles it knows from the evidence (it is a proof of solvability and a
 cold-start SFT source), but every call must succeed in the env and every cited passage must

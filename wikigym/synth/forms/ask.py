@@ -24,6 +24,7 @@ from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.levels import LEVELS
 from wikigym.synth.node import Answer, Node, Reassemble, register, relations_of
 from wikigym.synth.render import Renderer, mark
+from wikigym.synth.solving import Plan, Solver
 
 
 @register
@@ -80,6 +81,10 @@ class Ask(Node):
 
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         return str(item), [], "yes/no"
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        (candidate,) = (yield from s.members(self.candidate)) or ("",)
+        return "yes" if candidate and (yield from s.holds(self.arg, candidate)) else "no"
 
     def question(self, r: Renderer) -> str:
         item = self.candidate.constant

@@ -22,10 +22,12 @@ from wikigym.synth.node import (
     Unary,
     constraints,
     kind_of,
+    presuppositions_hold,
     register,
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
 from wikigym.synth.templates import plural, relation_text
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -49,7 +51,16 @@ def role_set(r: Renderer, node: Node) -> tuple[str, str, str]:
         raise ValueError(f"expected the subjects of one relation, not {member}")
     relation, obj = link
     role = relation_text(relation).role or measure_noun(relation)
+    r.require_definite(obj, "object the members share")
     return plural(kind), role, obj.noun_phrase(r)
+
+
+def shared_object(node: Node) -> tuple[Node, ...]:
+    """The object of the one role fact a set's members share ("X" of "the novels whose
+    author is X"), which a question about the set says exists."""
+    cons = constraints(node)
+    link = cons[0].link() if len(cons) == 1 else None
+    return () if link is None else (link[1],)
 
 
 @register
@@ -73,6 +84,9 @@ class Count(Unary):
     def closed_relations(self) -> tuple[str, ...]:
         return tuple(relations_of(self.arg))  # a missing fact changes the count
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
+
     def evaluate(self, ev: Evaluator) -> SetValue:
         return frozenset((str(len(ev.value(self.arg))),))
 
@@ -88,6 +102,12 @@ class Count(Unary):
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         n = int(item)
         return str(item), ([NUMBER_WORDS[n]] if n < len(NUMBER_WORDS) else []), "count"
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
+        members = yield from s.members(self.arg)
+        return None if members is None else str(len(members))
 
     def question(self, r: Renderer) -> str:
         """ "How many novels have X as their author?" and its variants."""

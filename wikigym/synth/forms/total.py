@@ -23,7 +23,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order, number_key
 from wikigym.synth.forms.arith import SUMMABLE
-from wikigym.synth.forms.count import role_set
+from wikigym.synth.forms.count import role_set, shared_object
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.intersect import Intersect
 from wikigym.synth.forms.isa import IsA
@@ -35,10 +35,13 @@ from wikigym.synth.node import (
     Node,
     Numeric,
     Reassemble,
+    presuppositions_hold,
     register,
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
+from wikigym.synth.values import format_number
 
 MEMBERS_MIN, MEMBERS_MAX = 2, 4  # members summed (each is a page the oracle reads)
 
@@ -88,6 +91,9 @@ class Total(Hop, Numeric):
         # A missing member, or a missing measure, changes the sum.
         return (self.relation, *relations_of(self.arg))
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
+
     def evaluate(self, ev: Evaluator) -> SetValue:
         members = ev.value(self.arg)
         ids = ev.as_ids(members)
@@ -109,6 +115,20 @@ class Total(Hop, Numeric):
     def cores(self) -> list[tuple[Node, Reassemble]]:
         relation = self.relation
         return [(self.arg, lambda a: Total(relation, a))]
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
+        members = yield from s.members(self.arg)
+        if not members:
+            return None
+        total = 0.0
+        for m in members:
+            v = (yield from s.measure(m, self.relation)) if isinstance(m, str) else None
+            if v is None:
+                return None
+            total += v
+        return format_number(total)
 
     def question(self, r: Renderer) -> str:
         """ "What is the total population of the cities that have X as their country?"."""
