@@ -30,6 +30,7 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
+from wikigym.corpora.factsources import vocabulary_versions
 from wikigym.corpora.index import IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
@@ -54,7 +55,7 @@ from wikigym.corpora.pagebuild import (
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
 from wikigym.corpora.source_report import SourceCounts
-from wikigym.corpora.sources import BuildSource
+from wikigym.corpora.sources import WORLD_FORMAT, BuildSource
 from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
 from wikigym.corpora.tables import (
     ARTICLES_STAGE,
@@ -108,8 +109,13 @@ class BuildConfig:
     partition_titles: int = PARTITION_TITLES
     language: str = "auto"
 
-    def content_config(self) -> dict[str, Any]:
-        return {"passage_words": self.passage_words, "index": self.index.to_dict()}
+    def content_config(self, facts: dict[str, str] | None = None) -> dict[str, Any]:
+        """The settings that change a snapshot's content: passage size, index settings and,
+        for real wikis, the versions of the vocabularies that typed its facts."""
+        out: dict[str, Any] = {"passage_words": self.passage_words, "index": self.index.to_dict()}
+        if facts:
+            out["facts"] = dict(sorted(facts.items()))
+        return out
 
 
 def build_language(config: BuildConfig, sources: Sequence[BuildSource]) -> str:
@@ -276,8 +282,9 @@ class _Writers:
 class _Assembler:
     """Assigns ids in stream order and feeds the writers."""
 
-    def __init__(self, writers: _Writers, report: BuildReport) -> None:
+    def __init__(self, writers: _Writers, report: BuildReport, language: str = "en") -> None:
         self.w = writers
+        self.language = language
         self.report = report
         self.titles = TitleSet()  # 16 B per article, not ~100 (see titleset)
         self.next_doc = 0
@@ -288,7 +295,7 @@ class _Assembler:
 
     def start(self, source: BuildSource) -> None:
         """Count what follows under ``source``."""
-        self.counts = SourceCounts(source.name, source.format)
+        self.counts = SourceCounts(source.name, source.format, language=self.language)
         self.report.sources.append(self.counts)
 
     def skip(self, title: str, reason: str, source: str) -> None:
@@ -369,7 +376,12 @@ class _Assembler:
                 [f[6] for f in facts],
                 [f[7] for f in facts],
                 [f[8] for f in facts],
+                [f[9] for f in facts],
+                [None if f[10] is None else self.next_fact + f[10] for f in facts],
             )
+            for f in facts:
+                if f[8]:
+                    self.counts.typed[f[4]] += 1
             self.next_fact += m
         self.report.articles += 1
         self.report.passages += n
@@ -480,7 +492,7 @@ def build_snapshot(
             # takes one and N - 1 workers parse. Fork before Tantivy's writer threads exist.
             workers = Workers(config.threads - 1)
         writers = _Writers(tmp, config)
-        assembler = _Assembler(writers, report)
+        assembler = _Assembler(writers, report, language)
         total = sum(s.total_bytes() for s in sources)
         with tqdm(
             total=total, unit="B", unit_scale=True, desc="build", disable=not progress, leave=False
@@ -519,7 +531,10 @@ def build_snapshot(
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
-        content_config = config.content_config()
+        # A generated world's facts are its own; every other source is typed by the
+        # vocabularies, whose versions the id then covers.
+        real = any(s.format != WORLD_FORMAT for s in sources)
+        content_config = config.content_config(vocabulary_versions() if real else None)
         report.snapshot_id = compute_snapshot_id(table_hashes, content_config)
         report.seconds = time.perf_counter() - started
         manifest = {

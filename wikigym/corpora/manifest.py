@@ -12,7 +12,9 @@ from typing import Any
 
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
-FORMAT_VERSION = 2  # 2: passages.source_passage_id; facts.key, value_text, typed
+FORMAT_VERSION = (
+    3  # 2: passages.source_passage_id; facts.key, value_text, typed; 3: facts.statement, restates
+)
 MANIFEST = "manifest.json"
 TABLE_FILES = {
     "articles": "articles.parquet",

@@ -68,6 +68,14 @@ FACTS = pa.schema(
         ("key", pa.string()),
         ("value_text", pa.string()),
         ("typed", pa.bool_()),
+        # Where the fact is stated besides its passage: the category line
+        # ("Category:1809 births"), the lead sentence, or the Wikidata statement
+        # ("Q262 P36 Q3561"); null for infobox facts (key and value_text state them) and
+        # world facts (their passage does). passage_id null: stated in no passage.
+        ("statement", pa.string()),
+        # The fact_id of a fact of the same subject this one restates (same relation and
+        # value, or a date the other gives more precisely), else null.
+        ("restates", pa.int64()),
     ]
 )
 TABLES: dict[str, pa.Schema] = {
