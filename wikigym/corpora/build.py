@@ -67,6 +67,7 @@ from wikigym.corpora.tables import (
 )
 from wikigym.corpora.titleset import TitleSet
 from wikigym.corpora.verify import count_rows
+from wikigym.corpora.wikidata import WikidataFile, join_wikidata, property_map, stage_wikidata
 from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
 from wikigym.version import __version__
@@ -396,7 +397,12 @@ class _Assembler:
 _GROUP_ROWS = {"articles": ARTICLE_GROUP_ROWS, "links": LINK_GROUP_ROWS, "facts": 65_536}
 
 
-def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
+def _resolve(
+    tmp: Path,
+    config: BuildConfig,
+    report: BuildReport,
+    wikidata: tuple[SourceCounts, int, str] | None = None,
+) -> None:
     """Resolve redirects and link/fact targets with DuckDB; write the final tables.
 
     The joins run in hash partitions of the titles (:mod:`wikigym.corpora.resolve`), as
@@ -418,6 +424,15 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
     try:
         resolver = Resolver(con, stage, parts)
         resolver.redirect_map()
+        if wikidata is not None:  # statements of the articles' items, joined by sitelink
+            counts, first_fact, language = wikidata
+            n = join_wikidata(
+                con, stage, resolver.redirect_files(), tmp / TABLE_FILES["passages"],
+                first_fact, language,
+            )  # fmt: skip
+            counts.facts += n
+            counts.typed["wikidata"] += n
+            report.facts += n
         for name in ("articles", "links", "facts"):
             resolver.write(tmp / TABLE_FILES[name], name, _GROUP_ROWS[name])
         report.links_resolved = count_rows(tmp / TABLE_FILES["links"]).resolved
@@ -446,6 +461,7 @@ def build_snapshot(
     *,
     overwrite: bool = False,
     progress: bool = True,
+    facts: WikidataFile | None = None,
 ) -> BuildReport:
     """Build a snapshot directory from sources.
 
@@ -455,6 +471,8 @@ def build_snapshot(
         config: Build settings.
         overwrite: Replace ``out`` if it exists.
         progress: Show a progress bar on stderr.
+        facts: A Wikidata dump whose statements become facts of the articles their items
+            have sitelinks to (:mod:`wikigym.corpora.wikidata`).
 
     Returns:
         The build report (also summarised in ``manifest.json``).
@@ -514,6 +532,12 @@ def build_snapshot(
             workers = None
         writers.close_tables()
         assembler.titles.clear()  # not needed past the stream
+        wikidata = None
+        if facts is not None and report.articles:
+            counts = SourceCounts(facts.name, facts.format, language=language)
+            report.sources.append(counts)
+            stage_wikidata(facts, writers.stage, language, None)
+            wikidata = (counts, assembler.next_fact, language)
         if report.articles == 0:
             writers.index.close()
             raise BuildError(
@@ -526,15 +550,18 @@ def build_snapshot(
         # build's peak); apart, the peak is the larger of the two.
         layout = writers.index.close()
         give_back_freed_memory()  # the stream's, before the resolution takes its own
-        _resolve(tmp, config, report)
+        _resolve(tmp, config, report, wikidata)
         give_back_freed_memory()
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
         # A generated world's facts are its own; every other source is typed by the
         # vocabularies, whose versions the id then covers.
-        real = any(s.format != WORLD_FORMAT for s in sources)
-        content_config = config.content_config(vocabulary_versions() if real else None)
+        real = any(s.format != WORLD_FORMAT for s in sources) or facts is not None
+        versions = vocabulary_versions()
+        if facts is not None:
+            versions["wikidata"] = property_map().version
+        content_config = config.content_config(versions if real else None)
         report.snapshot_id = compute_snapshot_id(table_hashes, content_config)
         report.seconds = time.perf_counter() - started
         manifest = {
@@ -547,9 +574,10 @@ def build_snapshot(
                 "language": language,
                 "passage_words": config.passage_words,
                 "threads": config.threads,
-                "formats": [s.format for s in sources],
+                "formats": [s.format for s in sources] + ([facts.format] if facts else []),
             },
-            "sources": [s.describe() for s in sources],
+            "sources": [s.describe() for s in sources]
+            + ([facts.describe()] if facts is not None else []),
             "counts": report.counts(),
             "source_counts": [c.to_dict() for c in report.sources],
             "tables": {

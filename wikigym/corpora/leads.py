@@ -24,7 +24,7 @@ from wikigym.corpora.infobox_values import parse_date
 from wikigym.corpora.lexicon import Lexicon, lexicon
 from wikigym.corpora.records import Link
 
-LEAD_VERSION = "lead/1"
+LEAD_VERSION = "lead/1"  # bumped by any change to what a lead gives
 MAX_SENTENCE = 600  # characters of the first sentence read at most
 _BC = re.compile(r"\b(?:BC|BCE|B\.C\.)\b|v\. Chr\.|av\. J\.-C\.|a\. ?C\.|紀元前")
 
@@ -54,7 +54,10 @@ _VTYPES = {
     "birth_date": "date", "death_date": "date", "born_in": "entity", "died_in": "entity",
     "nationality": "entity", "occupation": "text", "instance_of": "text", "origin": "entity",
     "located_in": "entity", "situated_in": "entity", "capital_of": "entity",
-    "position_held": "entity",
+    "position_held": "entity", "capital": "entity", "borders": "entity",
+    "educated_at": "entity", "spouse": "entity", "member_of": "entity", "author": "entity",
+    "director": "entity", "music_by": "entity", "founded_by": "entity",
+    "headquarters": "entity",
 }  # fmt: skip
 
 
@@ -229,6 +232,7 @@ def _read_en(r: _Reader, start: int, end: int) -> None:
     if person or said_born or (len(dates) == 2 and all(len(d) == 10 for _, d in dates)):
         for relation, date in dates:
             r.add(relation, date, start, end)
+    _read_en_cues(r, person or said_born)
 
 
 def _read_en_description(r: _Reader, start: int, end: int, desc_at: int) -> None:
@@ -291,6 +295,75 @@ def _nationality_before(before: str, lex: Lexicon) -> str | None:
             if got:
                 return got
     return None
+
+
+# Cues of the lead paragraph's other sentences: (regex, relation, every link of the clause
+# or only the first, whether the subject must be a person). The value is the link that
+# follows the cue in the same sentence: a cue names the relation, the link the entity.
+_EN_CUES: tuple[tuple[re.Pattern[str], str, bool, bool | None], ...] = (
+    (
+        re.compile(r"\b(?:its|the) capital(?: city)?(?: and (?:largest|most populous) city)? is "),
+        "capital",
+        False,
+        False,
+    ),
+    (re.compile(r"\b(?:is|was) the capital(?: city)? of "), "capital_of", False, False),
+    (
+        re.compile(r"\b(?:is |are )?bordered by |\bborders |\bshares (?:a |its )?borders? with "),
+        "borders",
+        True,
+        False,
+    ),
+    (re.compile(r"\b(?:was|is) born (?:in|at) |\bborn (?:in|at) "), "born_in", False, True),
+    (re.compile(r"\bdied (?:in|at) "), "died_in", False, True),
+    (
+        re.compile(r"\b(?:graduated from|studied at|educated at|attended) "),
+        "educated_at",
+        False,
+        True,
+    ),
+    (re.compile(r"\b(?:married|his wife|her husband) "), "spouse", False, True),
+    (re.compile(r"\b(?:a|the) member of (?:the )?"), "member_of", False, None),
+    (re.compile(r"\b(?:written|authored) by "), "author", False, False),
+    (re.compile(r"\bdirected by "), "director", False, False),
+    (re.compile(r"\bcomposed by |\bby the (?:[A-Z]\w+ )?composer "), "music_by", False, False),
+    (re.compile(r"\bfounded by "), "founded_by", False, False),
+    (re.compile(r"\bheadquartered in "), "headquarters", False, False),
+)
+_LEAD_PARAGRAPH = 1500  # characters of the lead read for cues
+
+
+def _read_en_cues(r: _Reader, person: bool) -> None:
+    """Facts the lead paragraph's sentences state through a cue and a link."""
+    text = r.text
+    limit = text.find("\n\n")
+    limit = min(len(text), _LEAD_PARAGRAPH if limit < 0 else min(limit, _LEAD_PARAGRAPH))
+    start = len(text) - len(text.lstrip())
+    while start < limit:
+        end = _sentence_end(text, start, "en")
+        if end <= start:
+            break
+        sentence = text[start:end]
+        for cue, relation, every, for_person in _EN_CUES:
+            if for_person is not None and for_person != person:
+                continue
+            m = cue.search(sentence)
+            if m is None:
+                continue
+            at = start + m.end()
+            clause = re.search(r"[;.]|, (?:and )?(?:which|who|where|while|but)\b", text[at:end])
+            stop = at + clause.start() if clause else end
+            targets = [t for link in r.links if at <= link.start < stop for t in (link.target,)]
+            # The link must follow the cue at once (a few words of its anchor aside).
+            first = next((link for link in r.links if at <= link.start < stop), None)
+            if first is None or first.start - at > 12:
+                continue
+            for t in targets if every else targets[:1]:
+                if t != r.title:
+                    r.add(relation, t, start, end, t)
+        start = end
+        while start < limit and text[start] in " \n":
+            start += 1
 
 
 # ---- Japanese ------------------------------------------------------------------------------

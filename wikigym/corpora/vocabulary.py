@@ -66,6 +66,7 @@ class RelationSpec:
     unit: str | None
     is_list: bool
     phrasing: dict[str, Any] | None
+    object_kind: str | None = None  # the kind of an entity value without a page
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,7 @@ class Vocabulary:
                 unit=spec.get("unit"),
                 is_list=bool(spec.get("list", False)),
                 phrasing=spec.get("phrasing"),
+                object_kind=spec.get("object_kind"),
             )
             if rel.value not in VALUE_TYPES:
                 raise ValueError(f"vocabulary relation {name}: unknown value type {rel.value!r}")
@@ -257,6 +259,10 @@ def type_infobox(
 ) -> list[TypedFact]:
     """The facts of one infobox: typed through the vocabulary where it can, raw otherwise.
 
+    Every value of a field is a fact (lines, a list's items); a list relation takes the
+    values of every key of the page that carries it, another relation those of its
+    preferred key only.
+
     Args:
         fields: The infobox fields, in order.
         infobox_type: The infobox type (``settlement``), which picks the kind group.
@@ -283,8 +289,9 @@ def type_infobox(
         claim = claims.get(i)
         if claim is not None:
             rel, rank, alias = claim
-            if rank != best[rel.name]:
-                continue  # a preferred key of this relation is on the page
+            if rank != best[rel.name] and not rel.is_list:
+                continue  # a preferred key of this relation is on the page (a list's
+                # keys all give values: leader_name1, leader_name2, ...)
             typed = _typed(rel, alias, f, lang)
             if typed:
                 facts.extend(typed)

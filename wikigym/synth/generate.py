@@ -20,7 +20,7 @@ from wikigym.errors import SynthError
 from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
 from wikigym.synth.evaluate import Evaluator, frozen
-from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.graph import REAL_SOURCES, KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
@@ -263,6 +263,18 @@ class TaskBuilder:
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
 
+    def _statements(self, rows: list[int]) -> dict[int, str]:
+        """Where each of ``rows`` (facts stated in no passage) is stated: its category line
+        or Wikidata statement, read from the snapshot by fact id."""
+        if not rows:
+            return {}
+        ids = [int(self.g.f_id[r]) for r in rows]
+        got = self.snapshot.sql(
+            "SELECT fact_id, statement FROM facts WHERE list_contains(?, fact_id)", [ids]
+        ).to_pylist()
+        by_id = {int(x["fact_id"]): x["statement"] for x in got if x["statement"]}
+        return {r: by_id[i] for r, i in zip(rows, ids, strict=True) if i in by_id}
+
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
         a = draft.answer
@@ -302,6 +314,10 @@ class TaskBuilder:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
         g, ev = self.g, self.ev
         root = draft.root
+        # An entity without a page is named, never found: it answers as a name (a literal
+        # question), not as a page to reach.
+        if isinstance(draft.answer, int) and draft.answer >= g.n_pages and draft.form != "literal":
+            return None
         if not self._shared:
             ev.reset()
         result = ev.eval(root)
@@ -327,12 +343,20 @@ class TaskBuilder:
             rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
         except SynthError:
             return None
-        if not rows:
+        # A fact stated in no passage (only by a category line or a Wikidata statement) is
+        # never a task's only evidence: some evidence is text the agent can read and cite.
+        if not rows or not any(g.stated(r) for r in rows):
+            return None
+        # ... and the answer itself is read in text: some fact stated in a passage has it
+        # (as subject or object), when the answer is a node of the graph.
+        if draft.form not in ("count", "yes_no", "arithmetic") and not any(
+            g.stated(r) and draft.answer in (g.f_subj[r], g.f_obj[r]) for r in rows
+        ):
             return None
         # The oracle makes one search, at most one find per evidence passage, and the
         # answer: a level whose floor of calls that cannot reach is refused before any page
         # is read (exact; every check here only rejects, so their order changes nothing).
-        bound = 2 + len({g.f_pid[r] for r in rows})
+        bound = 2 + len({g.f_pid[r] for r in rows if g.stated(r)})
         if level_problems(level, {**m, "oracle_calls": bound}):
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
@@ -381,6 +405,10 @@ class TaskBuilder:
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
         evidence, rubric = self._evidence(rows, draft, constants, hidden)
+        source = g.source
+        if g.src is not None:  # a real wiki: every source the evidence comes from
+            used = {g.source_of(r) for r in rows}
+            source = "+".join(x for x in REAL_SOURCES if x in used)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return Task(
@@ -398,7 +426,7 @@ class TaskBuilder:
             snapshot_id=self.snapshot.snapshot_id,
             generator=GENERATOR,
             seed=self.seed,
-            source=g.source,
+            source=source,
         )
 
     def _evidence(
@@ -422,10 +450,13 @@ class TaskBuilder:
             return s, (f"on {s}" if len(x) == 10 and x[4] == "-" else f"in {s}")
 
         facts, rubric, docs, pids = [], [], [], []
+        statements = self._statements([r for r in rows if not g.stated(r)])
         for r in rows:
-            s, rel, o, pid = g.f_subj[r], g.f_rel[r], g.f_obj[r], g.f_pid[r]
+            s, rel, o = g.f_subj[r], g.f_rel[r], g.f_obj[r]
+            pid = g.f_pid[r] if g.stated(r) else None
             docs.append(s)
-            pids.append(pid)
+            if pid is not None:
+                pids.append(pid)
             facts.append(
                 EvidenceFact(
                     subject_doc_id=s,
@@ -434,6 +465,8 @@ class TaskBuilder:
                     object=g.f_surface[r],
                     object_doc_id=o if isinstance(o, int) else None,
                     passage_id=pid,
+                    source=None if g.src is None else g.source_of(r),
+                    statement=statements.get(r),
                 )
             )
             lit_answer = draft.form == "literal" and o == draft.answer
@@ -445,7 +478,7 @@ class TaskBuilder:
             rubric.append(
                 RubricEntry(
                     text=Renderer.rubric_text(rel, subj_name, obj_bare, obj_at),
-                    passage_ids=[pid],
+                    passage_ids=[pid] if pid is not None else [],
                     entities=list(dict.fromkeys(entities)),
                     connected_to_answer=True,
                 )
