@@ -174,7 +174,7 @@ def _quantity(value: dict[str, Any], unit_of_relation: str | None, pm: PropertyM
         if conv is None or conv[0] != unit_of_relation:
             return None
         amount *= conv[1]
-    elif unit != "1":
+    elif unit != "1" and pm.units.get(unit, ("", 0.0))[0] != "USD":
         return None
     return format_value(amount)
 
@@ -328,8 +328,9 @@ def _stage_ntriples(lines: Iterator[bytes], out: _Staging, lang: str, path: Path
             continue
         spec = relations[relation]
         if o.startswith(f"<{_ENTITY}Q"):
-            if spec.value in ("entity", "text"):
-                out.claim(qid, pid, relation, "item", o[1 + len(_ENTITY) : -1])
+            value = o[1 + len(_ENTITY) : -1]
+            if spec.value in ("entity", "text") and value != qid:
+                out.claim(qid, pid, relation, "item", value)
             continue
         if not o.startswith('"'):
             continue
@@ -433,9 +434,20 @@ def join_wikidata(
         LEFT JOIN site o ON c.kind = 'item' AND o.qid = c.value
         """
     )
+    # A measure (a number of a relation that is not a list) given several values with no
+    # way to tell the current one (truthy N-Triples drop the point in time) is left out.
+    measures = sorted(
+        r
+        for r, spec in vocabulary().relations.items()
+        if spec.value == "number" and not spec.is_list
+    )
     reader = con.sql(
-        "SELECT * FROM wd_facts QUALIFY row_number() OVER (PARTITION BY doc_id, relation, "
-        "coalesce(object_title, label, value) ORDER BY seq) = 1 ORDER BY doc_id, seq"
+        "SELECT * FROM wd_facts WHERE NOT (list_contains($m, relation) AND (doc_id, relation) IN "
+        "(SELECT (doc_id, relation) FROM wd_facts WHERE list_contains($m, relation) "
+        "GROUP BY doc_id, relation HAVING count(DISTINCT value) > 1)) "
+        "QUALIFY row_number() OVER (PARTITION BY doc_id, relation, "
+        "coalesce(object_title, label, value) ORDER BY seq) = 1 ORDER BY doc_id, seq",
+        params={"m": measures},
     ).to_arrow_reader(16_384)
     relations = vocabulary().relations
     writer = TableWriter(stage / "facts_wikidata.parquet", FACTS_STAGE)

@@ -268,13 +268,15 @@ class TaskBuilder:
         self._passages: Callable[[int], list] = snapshot.passages_of
 
     def _statements(self, rows: list[int]) -> dict[int, str]:
-        """Where each of ``rows`` (facts stated in no passage) is stated: its category line
-        or Wikidata statement, read from the snapshot by fact id."""
+        """Where each of ``rows`` (facts stated in no passage) is stated: its category line,
+        Wikidata statement or infobox field (``| key = value``), read by fact id."""
         if not rows:
             return {}
         ids = [int(self.g.f_id[r]) for r in rows]
         got = self.snapshot.sql(
-            "SELECT fact_id, statement FROM facts WHERE list_contains(?, fact_id)", [ids]
+            "SELECT fact_id, coalesce(statement, '| ' || key || ' = ' || value_text) AS statement"
+            " FROM facts WHERE list_contains(?, fact_id)",
+            [ids],
         ).to_pylist()
         by_id = {int(x["fact_id"]): x["statement"] for x in got if x["statement"]}
         return {r: by_id[i] for r, i in zip(rows, ids, strict=True) if i in by_id}
