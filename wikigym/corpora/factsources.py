@@ -193,7 +193,42 @@ def page_facts(page: ParsedPage, text: str, lead_at: int | None) -> list[PageFac
                     statement=CATEGORY_LINE + c.category,
                 )
             )
-    return mark_restatements(facts)
+    person_kind = vocabulary().kind(page.infobox_type) == "person"
+    return mark_restatements(_people_only(facts, person_kind))
+
+
+# Relations only a person has: a category or lead gives them to a page that other facts
+# make a person ("Ranchers" on the article Agriculture names no rancher).
+PERSONAL = frozenset({"occupation", "nationality", "active_century", "origin", "cause_of_death"})
+_PERSON_SIGNS = frozenset({"birth_date", "death_date", "born_in", "died_in", "spouse"})
+
+
+def _people_only(facts: list[PageFact], person_kind: bool) -> list[PageFact]:
+    """``facts`` less the personal facts of categories and leads when nothing else says the
+    page is a person: dates or places of birth and death, a person infobox, a lead that
+    reads a person, a category that says only that ("Living people")."""
+    by_line: dict[str | None, int] = {}
+    for f in facts:
+        if f.source == "category":
+            by_line[f.statement] = by_line.get(f.statement, 0) + 1
+    person = person_kind or any(
+        f.typed
+        and (
+            f.relation in _PERSON_SIGNS
+            or (
+                f.relation == "instance_of"
+                and f.object.casefold() in _PERSON_WORDS
+                and (f.source != "category" or by_line.get(f.statement) == 1)
+            )
+        )
+        for f in facts
+    )
+    if person:
+        return facts
+    return [f for f in facts if f.source == "infobox" or f.relation not in PERSONAL]
+
+
+_PERSON_WORDS = frozenset({"person", "人物", "personne", "persona"})
 
 
 def _same(f: PageFact) -> tuple[str, str]:
