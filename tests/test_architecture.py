@@ -23,6 +23,7 @@ RANKS: dict[str, float] = {
     # CLI helpers that every room's command may use; they import only errors.
     "cliutil": 0.5,
     "cli_args": 0.5,
+    "cli_examples": 0.5,
     "outputs": 0.5,
     "corpora": 1,
     "tasks": 2,

@@ -124,6 +124,7 @@ CASES = [
     case(W, "train", "grpo", "--output-dir", "full"),
     case(W, "train", "grpo", "--output-dir", "g", "--model", "/nonexistent/model", out="g", trl=True),
     case(W, "train", "grpo", "--output-dir", "g", "--env", "Calc-v0", "--overrides", '{"nope": 1}', out="g", trl=True),
+    case(W, "train", "grpo", "--output-dir", "g", "--env", "Calc-v0", "--overrides", '{"learning_rate": "fast"}', out="g", trl=True, quick=True),
     case(W, "train", "grpo", "--output-dir", "g", "--tasks", "/missing", "--corpus", "snap", out="g", trl=True),
     case(W, "train", "grpo", "--output-dir", "g", "--env", "Calc-v0", "--corpus", "snap", out="g", trl=True),
     case(W, "train", "grpo", "--output-dir", "g", "--preset", "single-gpu", out="g", trl=True),

@@ -69,6 +69,36 @@ def test_check_env_calc() -> None:
     check_env(gym.make("Calc-v0").unwrapped)
 
 
+def test_a_failed_reset_leaves_the_env_usable(snap: Snapshot, tasks: TaskSet) -> None:
+    """Issue 33: a reset that raises (an unknown task id), first or mid-episode, changes
+    nothing: the env made by ``gym.make`` resets and steps on as one that never failed."""
+    actions = ["<search>anarchism</search>", "<search>city</search>", "<search>river</search>"]
+
+    def make() -> gym.Env:
+        return gym.make("WikiSearch-v0", corpus=snap, tasks=tasks, max_steps=5, python="off")
+
+    def episode(env: gym.Env) -> list[object]:
+        out: list[object] = [env.reset(seed=3)[0]]
+        out += [env.step(a)[:4] for a in actions]
+        return out
+
+    reference = episode(make())
+    env = make()
+    for _ in range(2):  # the first reset, then again
+        with pytest.raises(TaskSetError, match="no task"):
+            env.reset(seed=3, options={"task_id": "no-such-task"})
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(actions[0])  # no episode yet: the env's own error, not a checker's TypeError
+    assert episode(env) == reference
+    assert episode(env) == reference  # and every episode after
+    # Mid-episode: the episode in progress goes on, its RNG untouched.
+    obs, _ = env.reset(seed=3)
+    first = env.step(actions[0])[:4]
+    with pytest.raises(TaskSetError):
+        env.reset(seed=99, options={"task_id": "no-such-task"})
+    assert [obs, first, *(env.step(a)[:4] for a in actions[1:])] == reference
+
+
 def test_first_observation_and_info(env: WikiSearchEnv, snap: Snapshot, tasks: TaskSet) -> None:
     obs, info = env.reset(seed=0, options={"task_id": "anarchism-lead"})
     assert "Question: Which political philosophy" in obs

@@ -49,6 +49,17 @@ def steps_can_wait(spec: EnvSpec) -> bool:
     return True if ask is None else bool(ask(spec.kwargs))
 
 
+def step_can_wait(env: gym.Env[Any, Any], action: Any) -> bool:
+    """Whether ``env.step(action)`` can block on a subprocess (the python sandbox): a server
+    runs such a step on the sandbox's own threads and every other step where CPU work runs.
+    Asked of the env (its ``step_can_wait(action)``), else of its class
+    (:func:`steps_can_wait`)."""
+    ask = getattr(env.unwrapped, "step_can_wait", None)
+    if ask is not None:
+        return bool(ask(action))
+    return True if env.spec is None else steps_can_wait(env.spec)
+
+
 def make_env(spec: EnvSpec, **overrides: Any) -> gym.Env[Any, Any]:
     """A new env from the recipe (``overrides``: objects that are not recipe data, such as
     an open snapshot shared by the caller)."""

@@ -10,7 +10,10 @@ data: :mod:`wikigym.envs.trajectory_file` validates it and allow-lists the env i
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.sandbox import SandboxLimits
 from wikigym.envs.trajectory_file import (
     FORMAT,
     REPLAYABLE_ENV_IDS,
@@ -33,8 +37,24 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False))
 
 
+_STEM_CHARS = 64
+
+
+def file_stem(task_id: str) -> str:
+    """A file name part for ``task_id``: the id itself when it is short and made of ASCII
+    letters, digits, ``.``, ``_`` and ``-`` (not starting with ``.``); else such characters
+    (others become ``_``, at most 64) and 12 hex of the id's sha256, so that any id, of any
+    length or alphabet, gives a short, portable name that still tells ids apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id)[:_STEM_CHARS].lstrip(".")
+    if safe == task_id:
+        return safe
+    digest = hashlib.sha256(task_id.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+    return f"{safe}-{digest}" if safe else digest
+
+
 class RecordTrajectory(gym.Wrapper[str, str, str, str]):
-    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<task_id>.jsonl``.
+    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<stem>.jsonl``
+    (``stem``: :func:`file_stem` of the task id).
 
     Args:
         env: The environment (its unwrapped env must expose ``spec_kwargs``).
@@ -105,8 +125,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         return obs, reward, terminated, truncated, info
 
     def _write(self) -> None:
-        task = str(self._lines[0].get("task_id", "task")).replace("/", "_")
-        path = self.directory / f"{self._count:06d}-{task}.jsonl"
+        task = str(self._lines[0].get("task_id") or "task")
+        path = self.directory / f"{self._count:06d}-{file_stem(task)}.jsonl"
         with path.open("w", encoding="utf-8") as f:
             for line in self._lines:
                 f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
@@ -144,28 +164,41 @@ def load_trajectory(path: str | Path) -> list[dict[str, Any]]:
     return [header.model_dump(), *(s.model_dump() for s in steps)]
 
 
-def replay(path: str | Path, *, trust: bool = False) -> tuple[int, Divergence | None]:
+def replay(
+    path: str | Path,
+    *,
+    trust: bool = False,
+    sandbox_limits: SandboxLimits | Mapping[str, Any] | None = None,
+) -> tuple[int, Divergence | None]:
     """Re-run a recorded trajectory and compare every observation, reward, flag and info.
 
     The file is untrusted data (see :mod:`wikigym.envs.trajectory_file`): only wikigym's env
-    ids and allow-listed arguments are accepted, and ``python="unsafe"`` only with ``trust``.
+    ids and allow-listed arguments are accepted, ``python="unsafe"`` only with ``trust``, and
+    the sandbox limits the file asks for only up to ``sandbox_limits``.
 
     Args:
         path: The trajectory file.
         trust: Allow a trajectory that asks for ``python="unsafe"`` (model code run on the
-            host without a sandbox). Only for files you made yourself.
+            host without a sandbox) or for sandbox limits above ``sandbox_limits``. Only for
+            files you made yourself.
+        sandbox_limits: The replayer's ceilings (a :class:`SandboxLimits` or a dict of some
+            of its fields; None: the defaults). The replay runs with the file's own limits,
+            which may be lower, never higher.
 
     Returns:
         ``(steps replayed, first divergence or None)``.
 
     Raises:
-        TrajectoryError: A malformed or hostile file, an env that is not replayable, a header
+        SandboxLimitsError: ``sandbox_limits`` names an unknown field or a bad value.
+        TrajectoryError: A malformed or hostile file, an env that is not replayable, limits
+            above the ceilings, a header
             whose snapshot_id/taskset_id/task_id differ from the replayed env's, steps after
             the episode ended, or a recording that stops before its episode ended.
     """
     path = Path(path)
+    ceiling = None if sandbox_limits is None else SandboxLimits.from_value(sandbox_limits)
     header, steps = load_header_and_steps(path)
-    kwargs = replay_env_args(header, path, trust=trust)
+    kwargs = replay_env_args(header, path, trust=trust, sandbox_limits=ceiling)
     for n, rec in enumerate(steps[:-1], 1):
         if rec.terminated or rec.truncated:
             raise TrajectoryError(

@@ -9,6 +9,11 @@ Each run starts a fresh interpreter inside Linux namespaces made by bubblewrap (
   tmpfs `/tmp` (the only writable place, and the working directory), `/proc` of the sandbox's
   own PID namespace and a read-only minimal `/dev`. Nothing of `/etc`, `/home`, `/root`, `/work`
   is bound. The prefix's `site-packages` is hidden under an empty tmpfs.
+- The caller: bwrap starts from the allow-listed environment the code gets (nothing of the
+  caller's, whose API keys would otherwise show in `/proc/1/environ`: in the user-namespace
+  mode bwrap is the sandbox's pid 1, of the code's own uid), in `/`, with no descriptor but
+  its pipes, and reads its options (host paths among them) from a descriptor, so that
+  `/proc/1/cmdline` shows none of them.
 - Network: a new, empty network namespace (connections fail at once).
 - Processes: a new PID namespace; killing bwrap (which the parent does on timeout, on output
   overflow and at the end) kills everything in it.
@@ -615,8 +620,14 @@ class PythonSandbox:
             namespaces = ["--unshare-all", "--unshare-user"]
             if "--disable-userns" in _bwrap_options(self.bwrap_path):
                 namespaces.append("--disable-userns")
+        bwrap = shutil.which(self.bwrap_path)
+        if bwrap is None:
+            return _not_started(f"bubblewrap not found at {self.bwrap_path!r}")
         site = _SITE_IN_SANDBOX if layout.packages else ""
-        args = [self.bwrap_path, *namespaces, "--die-with-parent", "--new-session"]
+        # bwrap's own options (host paths among them) go through a file descriptor, so that
+        # the sandbox's pid 1 (bwrap, readable in the user-namespace mode) shows in
+        # /proc/1/cmdline only `bwrap --args N` and the command.
+        args = [*namespaces, "--die-with-parent", "--new-session"]
         args += _system_binds()
         for top in ("/opt", "/sandbox", _SITE_IN_SANDBOX):
             args += ["--perms", "0755", "--dir", top]
@@ -637,11 +648,12 @@ class PythonSandbox:
             args += ["--setenv", key, value]
         filter_fd = _pipe_with(program)  # the program is far smaller than a pipe's buffer
         args += ["--seccomp", str(filter_fd)]
+        options_fd = _memfd_with(b"".join(a.encode() + b"\0" for a in args))
         status_read, status_write = os.pipe()
         prelude = self._prelude_args(
             _CODE_IN_SANDBOX, seed, uid, nproc, plan.process_memory_mb, site, status_write
         )
-        args += [layout.executable, *prelude]
+        args = [bwrap, "--args", str(options_fd), layout.executable, *prelude]
         if cgroup is not None:
             # A shell moves itself into the group, then becomes bwrap: nothing starts outside.
             args = ["/bin/sh", "-c", _INTO_CGROUP, cgroup.procs_file, *args]
@@ -649,22 +661,27 @@ class PythonSandbox:
         try:
             # The code goes through a pipe that bwrap copies into the sandbox; a writer thread
             # is not needed for small code, but large code must not block the pipe buffer.
+            # Nothing of the caller reaches bwrap: in the user-namespace mode bwrap is the
+            # sandbox's pid 1, of the code's own uid, and its /proc/1/environ is readable.
+            # So bwrap starts from the allow-listed environment, at /, with only these fds.
             proc = subprocess.Popen(
                 args,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(read_fd, filter_fd, status_write),
+                pass_fds=(read_fd, filter_fd, options_fd, status_write),
                 start_new_session=True,
                 close_fds=True,
+                cwd="/",
+                env=_sandbox_env(),
             )
         except OSError as exc:
-            for fd in (read_fd, write_fd, filter_fd, status_read, status_write):
+            for fd in (read_fd, write_fd, filter_fd, options_fd, status_read, status_write):
                 os.close(fd)
             if cgroup is not None:
                 cgroup.remove()
             return _not_started(f"could not start bubblewrap: {exc}")
-        for fd in (read_fd, filter_fd, status_write):
+        for fd in (read_fd, filter_fd, options_fd, status_write):
             os.close(fd)
         try:
             return self._collect(proc, write_fd, data, plan, cgroup, status_read)
@@ -833,7 +850,22 @@ def _pipe_with(data: bytes) -> int:
     return read_fd
 
 
+def _memfd_with(data: bytes) -> int:
+    """A file descriptor, at offset 0, of an anonymous file that holds `data` (any size)."""
+    fd = os.memfd_create("wikigym-sandbox", os.MFD_CLOEXEC)  # Popen's pass_fds hands it on
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _sandbox_env() -> dict[str, str]:
+    """The whole environment of bwrap and of the sandboxed program (an allow-list)."""
     return {
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",

@@ -12,7 +12,12 @@ or unlocks an unsafe mode:
   :class:`WikiSearchReplayArgs`, an allow-list of JSON values with checked types and ranges;
   ``corpus``/``tasks`` are paths of data files, opened as a snapshot and a TaskSet;
 - ``python="unsafe"`` (model code run on the host without a sandbox) is refused unless the
-  caller passes ``trust=True`` (``wikigym replay TRAJ --trust``).
+  caller passes ``trust=True`` (``wikigym replay TRAJ --trust``);
+- every limit the file sets is capped by the replayer's: a sandbox limit (``sandbox``, or the
+  defaults when the file names none) above the replaying side's (:class:`SandboxLimits`'
+  defaults, or what the caller passes: ``wikigym replay TRAJ --sandbox-limits JSON``) is
+  refused unless ``trust=True``; the other numbers (``max_steps``, ``max_calls_per_step``,
+  ``max_obs_chars``, ``search_k``) are capped by the allow-list's fixed ranges.
 
 Every problem is a :class:`~wikigym.errors.TrajectoryError` naming the line and the field.
 """
@@ -20,6 +25,7 @@ Every problem is a :class:`~wikigym.errors.TrajectoryError` naming the line and 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -213,12 +219,26 @@ def load_header_and_steps(path: Path) -> tuple[TrajectoryHeader, list[Trajectory
     return header, steps
 
 
-def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dict[str, Any]:
+def replay_env_args(
+    header: TrajectoryHeader,
+    path: Path,
+    *,
+    trust: bool,
+    sandbox_limits: SandboxLimits | None = None,
+) -> dict[str, Any]:
     """The checked ``gym.make`` arguments of a trajectory's env.
+
+    Args:
+        header: The file's validated header.
+        path: The file (named in errors).
+        trust: Accept ``python="unsafe"`` and any sandbox limits the file asks for.
+        sandbox_limits: The most each sandbox limit of the replay may be; None for
+            :class:`SandboxLimits`' defaults. A file may ask for less, never more.
 
     Raises:
         TrajectoryError: An env id that wikigym does not replay, an argument outside the
-            allow-list, or ``python="unsafe"`` without ``trust``.
+            allow-list, ``python="unsafe"`` or a sandbox limit above ``sandbox_limits``
+            without ``trust``.
     """
     if header.env_id not in REPLAYABLE_ENV_IDS:
         raise TrajectoryError(
@@ -241,7 +261,24 @@ def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dic
             "refused: replay it only if you trust the file, with `wikigym replay TRAJ --trust` "
             "(replay(path, trust=True))"
         )
+    if not trust and args.python != "off":
+        _within_ceiling(path, SandboxLimits.from_value(args.sandbox), sandbox_limits)
     return args.model_dump()
+
+
+def _within_ceiling(path: Path, asked: SandboxLimits, ceiling: SandboxLimits | None) -> None:
+    """Refuse sandbox limits a file asks for above the replayer's (the defaults if None)."""
+    most = ceiling if ceiling is not None else SandboxLimits()
+    whose = "the defaults" if ceiling is None else "--sandbox-limits"
+    for f in fields(SandboxLimits):
+        want, cap = getattr(asked, f.name), getattr(most, f.name)
+        if want > cap:
+            raise TrajectoryError(
+                f"{path} asks for sandbox limit {f.name}={want:g}, above this replay's "
+                f"{cap:g} ({whose}); refused: raise the ceiling with `wikigym replay TRAJ "
+                f"--sandbox-limits '{{\"{f.name}\": {want:g}}}'` (replay(path, "
+                "sandbox_limits=...)) or, for a file you made yourself, pass --trust"
+            )
 
 
 __all__ = [

@@ -183,11 +183,17 @@ class WikiSearchEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode: the task named in ``options["task_id"]``, else one drawn with
-        ``self.np_random``."""
-        super().reset(seed=seed)
+        ``self.np_random``.
+
+        Raises:
+            TaskSetError: ``options["task_id"]`` is not in the TaskSet; the env is left as it
+                was (the episode in progress, if any, goes on; the RNG is not reseeded).
+        """
         options = options or {}
-        if "task_id" in options:
-            task = self.tasks.get(str(options["task_id"]))
+        named = self.tasks.get(str(options["task_id"])) if "task_id" in options else None
+        super().reset(seed=seed)
+        if named is not None:
+            task = named
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         self._episode = _Episode(task=task)
@@ -251,6 +257,14 @@ class WikiSearchEnv(gym.Env[str, str]):
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None
+
+    def step_can_wait(self, action: str) -> bool:
+        """Whether :meth:`step` of ``action`` would run the python sandbox (the only tool that
+        waits on a subprocess): the action parsed as ``step`` parses it, nothing run."""
+        if self.toolbox.sandbox is None or not isinstance(action, str | bytes):
+            return False
+        parsed = parse_action(action, max_calls=self.max_calls_per_step, tools=self.tools)
+        return any(call.name is ToolName.PYTHON for call in parsed.calls)
 
     # ---- internals ------------------------------------------------------------------
     def _python_seed(self) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikigym.cli_args import bounded
+from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
 from wikigym.synth.generate import DIFFICULTIES
@@ -210,6 +211,7 @@ def build_parser() -> CliParser:
         description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
     )
     add_commands(parser)
+    parser.add_examples(EXAMPLES, path="synth")  # `synth X` is `wikigym synth X`
     return parser
 
 

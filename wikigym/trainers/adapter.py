@@ -457,6 +457,7 @@ class FinishEpisodes:
         self, stop_token_ids: Sequence[int] | None = None, *, mask_length_truncated: bool = True
     ) -> None:
         self.__name__ = "finish_episodes"  # TRL's name for the reward column
+        self.masked_last_call = 0  # masked rollouts in the batch last scored
         self.stop_token_ids: frozenset[int] | None = None
         self.mask_length_truncated = mask_length_truncated
         if stop_token_ids is not None:
@@ -490,6 +491,9 @@ class FinishEpisodes:
                     env._finish_with_text(str(last.get("content") or ""))
             if cut and self.mask_length_truncated:
                 env._mask_length_truncated()
+        self.masked_last_call = sum(
+            1 for env in environments or [] if isinstance(env, ToolEnv) and env._masked
+        )
         return [None] * len(completions)
 
 

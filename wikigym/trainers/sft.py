@@ -20,12 +20,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikigym.envs.tool_specs import ToolName, openai_tools_schema
 from wikigym.errors import WikigymError
 from wikigym.outputs import atomic_output
 from wikigym.trainers.adapter import EnvSpec
+
+if TYPE_CHECKING:
+    from wikigym.trainers.progress import Progress
 
 SFT_FILE = "sft.jsonl"
 
@@ -71,6 +74,10 @@ class SFTRunConfig:
     cpu: bool = field(default=False, metadata={"help": "Train on the CPU."})
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an existing output directory."}
+    )
+    quiet: bool = field(
+        default=False,
+        metadata={"help": "No progress output (stage lines and bars); errors still print."},
     )
 
 
@@ -199,6 +206,8 @@ def run_sft(
     warmup_steps: int = 0,
     lr_scheduler_type: str = "constant",
     group_by_length: bool = False,
+    progress: Progress | None = None,
+    stage: str = "SFT",
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
@@ -209,7 +218,8 @@ def run_sft(
     ``{% generation %}`` markers), so a small model spends no capacity predicting
     observations. ``warmup_steps`` and ``lr_scheduler_type``: TRL's (default: constant).
     ``group_by_length``: batches of chats of similar length (less padding: on a CPU the
-    padded tokens are most of the cost when chat lengths vary)."""
+    padded tokens are most of the cost when chat lengths vary). ``progress``: show the steps
+    as a bar named ``stage`` in place of the trainer's own (None: the trainer's)."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.tokenizer import load_tokenizer
@@ -235,7 +245,15 @@ def run_sft(
         train_sampling_strategy="group_by_length" if group_by_length else "random",
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
-    trainer.train()
+    if progress is not None:
+        from wikigym.trainers.progress import use_step_progress
+
+        use_step_progress(trainer, progress.steps(stage))
+    try:
+        trainer.train()
+    finally:
+        if progress is not None:
+            progress.close()
     (Path(output_dir) / "log_history.json").write_text(
         json.dumps(trainer.state.log_history, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )
