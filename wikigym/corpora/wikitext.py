@@ -1066,7 +1066,7 @@ def _plain_value(value: str) -> _PlainValue:
     local = _State(items_sep="\n")
     marked = _to_marked_text(value, local)
     lines = [" ".join(line.strip().lstrip("*#:; \t").split()) for line in marked.split("\n")]
-    lines = [line for line in lines if _MARK_RE.sub("", line).strip(" ,;")]
+    lines = [line for line in lines if line]
     several = len(lines) > 1
     joined = (", " + _LINE_MARK).join(lines) if several else "".join(lines)
     if local.links:
@@ -1079,7 +1079,11 @@ def _plain_value(value: str) -> _PlainValue:
     starts: tuple[int, ...] = ()
     links = tuple((link.start, link.target) for link in section.links)
     if several:  # drop the line marks, moving the offsets after each one back
-        cuts = [i for i, ch in enumerate(text) if ch == _LINE_MARK]
+        cuts = []
+        at = text.find(_LINE_MARK)
+        while at >= 0:
+            cuts.append(at)
+            at = text.find(_LINE_MARK, at + 1)
         text = text.replace(_LINE_MARK, "")
         starts = (0, *(c - k for k, c in enumerate(cuts)))
         links = tuple((at - sum(1 for c in cuts if c < at), t) for at, t in links)
