@@ -164,7 +164,10 @@ def page_facts(page: ParsedPage, text: str, lead_at: int | None) -> list[PageFac
             )
         )
     if not page.is_disambiguation:
-        if lead_at is not None and page.sections and not page.sections[0].path:
+        # A source passage (DPR's 100 words) may start anywhere in its article: only a
+        # section that is an article's own lead is read as one.
+        first = page.sections[0] if page.sections else None
+        if lead_at is not None and first is not None and not first.path and not first.whole:
             lead = page.sections[0]
             for f in lead_facts(page.title, lead.text, lead.links, page.language):
                 facts.append(
