@@ -18,6 +18,10 @@ PINNED = {
     # neighbour is described; special constraints last; phd comparisons of two; one random
     # stream per level.
     "wikigym.synth/5": "ea233e2155782ecdc04975b10eb7a8fc5d3c890883c15e9ace49fc41e1014911",
+    # synth/6: real wikis read every fact source (categories, leads, Wikidata) with entities
+    # without a page as nodes and an evidence rule for unstated facts; the world's questions
+    # are those of synth/5, on the snapshot of format 3 (another snapshot_id).
+    "wikigym.synth/6": "47808b71317f81c09c3040754ad8c69dbdc37570f76ed90953ba429bf1899e97",
 }
 
 

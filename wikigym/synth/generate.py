@@ -53,7 +53,7 @@ from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, Tas
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/5"
+GENERATOR = "wikigym.synth/6"
 # The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
