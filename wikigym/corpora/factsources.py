@@ -228,7 +228,15 @@ def _people_only(facts: list[PageFact], person_kind: bool) -> list[PageFact]:
     )
     if person:
         return facts
-    return [f for f in facts if f.source == "infobox" or f.relation not in PERSONAL]
+    return [
+        f
+        for f in facts
+        if f.source == "infobox"
+        or not (
+            f.relation in PERSONAL
+            or (f.relation == "instance_of" and f.object.casefold() in _PERSON_WORDS)
+        )
+    ]
 
 
 _PERSON_WORDS = frozenset({"person", "人物", "personne", "persona"})
