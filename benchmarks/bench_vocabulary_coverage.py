@@ -134,9 +134,6 @@ def main() -> None:
              got["infobox_coverage"]["content_coverage"]]
         )  # fmt: skip
     md = [
-        "# vocabulary coverage",
-        "",
-        f"- command: `{command_line()}`",
         "- typed facts per source (distinct: not restating another fact of the page); "
         "baseline: the baseline tree's infobox typing of the same pages",
         "",

@@ -92,7 +92,11 @@ def main() -> None:
         "summary": summary,
         "ratio_this_over_baseline": ratio,
     }
-    md = [f"# {args.name}", "", f"- command: `{command_line()}`", ""]
+    md = [
+        "The same world built by the baseline tree and this one, ABBA order, on a machine "
+        "shared with other builds (the load average above): medians and the tree's peaks.",
+        "",
+    ]
     md.append(
         markdown_table(
             ["side", "median build s", "peak RSS GiB (tree, max)", "peak PSS GiB (max)"],

@@ -25,7 +25,7 @@ from wikigym.corpora.index import (
 # statement and restates columns; the world's articles, passages, links and facts rows are
 # byte-identical to format 2's, the excerpt gains its category, lead and every-value facts).
 WORLD_400_S3_ID = "24f1ee4781b7d131a93e6d2e06ee24f39c98febbca81813095a4d77ea05b7df0"
-EXCERPT_ID = "7700f182e6a9e0c0a8c481ef5764d4c3ca70bf1a7e67ab6f23db1b8762cc7cb0"
+EXCERPT_ID = "a2ceeeeca39b91e0ce513c7a1fe48390a5479666540a66ca1c3380b4bb3e14c7"
 WORDS = ("alpha", "beta", "gamma", "delta")
 
 

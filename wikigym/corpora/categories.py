@@ -30,6 +30,7 @@ from wikigym.corpora.titles import normalize_title
 from wikigym.corpora.vocabulary import vocabulary
 
 PLACE = "@place"  # located_in for a country, situated_in for any other place
+NATIONALITY = "@nationality"  # nationality when the place is a country of the lexicon
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 # "Illinois Republicans": the party of the United States a member-of category names.
 _US_PARTIES = {
@@ -99,7 +100,7 @@ class CategoryVocabulary:
         for language, patterns in self._raw.items():
             for p in patterns:
                 for relation, _ in p["facts"]:
-                    if relation != PLACE and relation not in relations:
+                    if relation not in (PLACE, NATIONALITY) and relation not in relations:
                         raise ValueError(
                             f"category pattern {language}/{p['id']}: relation {relation!r} "
                             "is not in the relation vocabulary"
@@ -187,6 +188,9 @@ def _values(
     if source == "century":
         n = int(raw) if raw.isdigit() else roman(raw)
         return [(cats.century_text(language, n), None)] if n and 1 <= n <= 21 else []
+    if source == "medal":  # "Olympic gold medalists": the medal's article title
+        medal = f"Olympic {raw} medal"
+        return [(medal, medal)] if raw in ("gold", "silver", "bronze") else []
     if source == "party":
         party = _US_PARTIES.get(raw)
         return [(party, party)] if party else []
@@ -250,6 +254,10 @@ def category_facts(categories: Sequence[str], language: str | None) -> list[Cate
                     rel = relation
                     if rel == PLACE:
                         rel = "located_in" if obj in lex.countries else "situated_in"
+                    elif rel == NATIONALITY:  # "... of the United States": a country only
+                        if obj not in lex.countries:
+                            continue
+                        rel = "nationality"
                     vtype = relations[rel].value
                     made.append(CategoryFact(rel, obj, vtype, title, name, p.id))
             if made:

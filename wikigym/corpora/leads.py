@@ -218,6 +218,14 @@ def _read_en(r: _Reader, start: int, end: int) -> None:
     cop = _EN_COPULA.search(sentence, (b - start + 1) if b >= 0 else 0)
     if cop is not None and cop.start() <= 300 and r.lex.occupation(r.title) is None:
         _read_en_description(r, start, end, start + cop.end())
+    if cop is None:  # "X (dates) served as a general in ...": the occupation it names
+        served = re.search(
+            r"\bserved as (?:an? )?([a-z][a-z -]{2,40}?)(?= in | of | for |,|\.)", sentence
+        )
+        occ = lex_occupation = r.lex.occupation(served.group(1)) if served else None
+        if lex_occupation:
+            r.add("occupation", occ, start, end)
+            r.add("instance_of", "person", start, end)
     person = any(f.relation == "occupation" or f.object == "person" for f in r.facts[before:])
     if person:  # "... born in the city of [[Stagira]]": the first place linked after it
         for word, relation in (("born", "born_in"), ("died", "died_in")):
@@ -248,24 +256,35 @@ def _read_en_description(r: _Reader, start: int, end: int, desc_at: int) -> None
         return
     person = False
     first = True
+    # "a Soviet and Russian filmmaker": nationalities alone, then the one an occupation has.
+    waiting: list[str] = []
     for item in items:
         item = re.sub(r"^\d+(?:st|nd|rd|th)-century\s+", "", item)
         occ = _suffix_word(item, lex.occupations)
+        if occ is None and first and lex.nationality(item) and not item.endswith("-born"):
+            waiting.append(item)
+            continue
         if occ is not None:
             occupation, before = occ
-            # Later items name an occupation alone ("producer", "screenwriter").
+            nat = _nationality_before(before, lex)
+            # Later items name an occupation alone ("producer", "screenwriter"), or with
+            # the nationality the first ones wait for.
             if (
                 not first
                 and before
+                and not (waiting and nat)
                 and not all(w.islower() and w.isalpha() for w in before.split())
             ):
                 continue
             r.add("occupation", occupation, start, end)
             person = True
-            if first:
-                nat = _nationality_before(before, lex)
+            if first or waiting:
+                for word in waiting:
+                    country = lex.nationality(word)
+                    r.add("nationality", country, start, end, country)
                 if nat:
                     r.add("nationality", nat, start, end, nat)
+                waiting = []
         elif first:
             cls = _suffix_word(item, lex.singular_classes)
             if cls is not None:
@@ -302,7 +321,9 @@ def _nationality_before(before: str, lex: Lexicon) -> str | None:
 # follows the cue in the same sentence: a cue names the relation, the link the entity.
 _EN_CUES: tuple[tuple[re.Pattern[str], str, bool, bool | None], ...] = (
     (
-        re.compile(r"\b(?:its|the) capital(?: city)?(?: and (?:largest|most populous) city)? is "),
+        re.compile(
+            r"\b(?:[Ii]ts|[Tt]he) capital(?: city)?(?: and (?:largest|most populous) city)? is "
+        ),
         "capital",
         False,
         False,
