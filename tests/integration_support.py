@@ -10,8 +10,8 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.taskset import Task
+from wikigym.tools import format_tool_call
 
 REQUIRED = os.environ.get("WIKIGYM_REQUIRE_INTEGRATIONS") == "1"
 """Set by .ci/run in the venv that installs the extras: a missing package fails, not skips."""

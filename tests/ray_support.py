@@ -9,10 +9,10 @@ from typing import Any
 
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.integrations.ray.episodes import Turn
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 WRONG = format_tool_call("answer", {"text": "certainly not the answer"})
 

@@ -91,6 +91,8 @@ CASES = [
     case(S, "generate", "--n", "0", quick=True),
     case(S, "generate", "--difficulty", "bogus"),
     case(S, "generate", "--out", "x.txt", out="x.txt"),
+    case(S, "generate", "--forms", "nope", "--out", "x.jsonl", out="x.jsonl", quick=True),
+    case(S, "generate", "--forms", "union", "--out", "x.jsonl", out="x.jsonl"),
     case(S, "generate", "--corpus", "/nonexistent", "--out", "x.jsonl", out="x.jsonl"),
     case(S, "generate", "--corpus", "snap", "--out", "t.jsonl"),
     case(S, "generate", "--corpus", "snap", "--n", "2", "--difficulty", "medium", "--out", "x.jsonl", out="x.jsonl"),

@@ -157,7 +157,8 @@ def test_eval(place: tuple[Path, Path], world: tuple[Path, Path]) -> None:
     work, cache = place
     snap, tasks = world
     cmd = [*WIKIGYM, "eval", "--tasks", str(tasks), "--corpus", str(snap), "--agent", "heuristic"]
-    run = Running([*cmd, "--report", "r"], work, cache)
+    # 20,000 episodes (the tasks repeated): still running when SIGTERM comes, however loaded.
+    run = Running([*cmd, "--episodes", "20000", "--report", "r"], work, cache)
     run.wait_until(lambda: any(n.endswith(".r") for n in hidden(work)), "the partial report")
     run.terminate()
     assert leftovers(work) == [] and not (work / "r").exists()

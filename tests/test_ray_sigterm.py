@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import json, sys, time
-from wikigym.envs.tool_specs import format_tool_call
+from wikigym.tools import format_tool_call
 from wikigym.errors import Terminated
 from wikigym.integrations.ray import ReplayBuffer, RolloutPool, RolloutService
 

@@ -19,10 +19,10 @@ from wikigym.cli import main as cli
 from wikigym.corpora import Snapshot
 from wikigym.envs import trajectory_file
 from wikigym.envs.replay import RecordTrajectory, load_trajectory, replay
-from wikigym.envs.sandbox import SandboxLimits
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import TrajectoryError
+from wikigym.sandbox import SandboxLimits
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import format_tool_call
 
 
 def call(name: str, **arguments: object) -> str:

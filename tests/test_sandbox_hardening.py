@@ -17,12 +17,12 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.cgroups import find_parent, remove_stale
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
-from wikigym.envs.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import SandboxLimitsError
+from wikigym.sandbox.cgroups import find_parent, remove_stale
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
+from wikigym.tools import format_tool_call
 
 AVAILABLE, REASON = PythonSandbox.available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"namespaces unavailable: {REASON}")
@@ -116,16 +116,16 @@ def _system_python() -> str | None:
     return None
 
 
-# Loads wikigym/envs/sandbox.py (and what it imports from wikigym) without the package's
+# Loads wikigym/sandbox/sandbox.py (and what it imports from wikigym) without the package's
 # __init__, which needs gymnasium, absent from the system interpreter.
 USERNS_RUNNER = r"""
 import json, sys, types
 repo, code = sys.argv[1], sys.stdin.read()
-for name, sub in (("wikigym", ""), ("wikigym.envs", "/envs")):
+for name, sub in (("wikigym", ""), ("wikigym.sandbox", "/sandbox")):
     module = types.ModuleType(name)
     module.__path__ = [repo + "/wikigym" + sub]
     sys.modules[name] = module
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
 usable, reason = PythonSandbox.available()
 sandbox = PythonSandbox(SandboxLimits(wall_seconds=20, max_processes=4, memory_mb=512,
                                       max_output_bytes=1 << 20))

@@ -382,7 +382,7 @@ def test_slow_python_calls_never_hold_up_a_search() -> None:
 def _bwrap_works() -> bool:
     """Whether the namespace sandbox runs here (else the test runs python unsandboxed: its
     own program, a sleep)."""
-    from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
+    from wikigym.sandbox import PythonSandbox, SandboxLimits
 
     result = PythonSandbox(SandboxLimits()).run("print(1)", seed=0)
     return result.error is None

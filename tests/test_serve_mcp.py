@@ -26,12 +26,11 @@ from mcp_support import (  # noqa: E402
 )
 
 from wikigym.envs.recipe import env_spec, make_env  # noqa: E402
-from wikigym.envs.registry import TOOLS  # noqa: E402
-from wikigym.envs.tool_specs import ToolName, format_tool_call, tool_parameters_schema  # noqa: E402
 from wikigym.integrations.serve import ServeConfig  # noqa: E402
 from wikigym.integrations.serve.protocol import jsonable  # noqa: E402
 from wikigym.integrations.serve.server import serve_in_thread  # noqa: E402
 from wikigym.tasks.defaults import default_resources, default_tasks_path  # noqa: E402
+from wikigym.tools import format_tool_call, get_tool, tool_parameters_schema  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -69,9 +68,9 @@ def check_tools(listed: Any) -> None:
     names = [t.name for t in listed.tools]
     assert names == ["reset", "search", "open", "find", "answer"]  # python off
     for tool in listed.tools[1:]:
-        name = ToolName(tool.name)
+        name = tool.name
         schema = tool.inputSchema if hasattr(tool, "inputSchema") else tool.input_schema
-        assert tool.description == TOOLS[name].description
+        assert tool.description == get_tool(name).description
         assert schema == tool_parameters_schema(name)
 
 

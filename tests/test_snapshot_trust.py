@@ -578,20 +578,21 @@ def test_cached_default_from_an_older_manifest_is_rebuilt(
     """A default built before a manifest field existed would now be refused: the cache
     rebuilds it in place (same content, same id) instead of failing every env."""
     from wikigym.corpora import default
+    from wikigym.defaults import cache_dir
 
     monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(default, "DEFAULT_ARTICLES", 60)
-    path = default.ensure_default_snapshot(progress=False)
+    path = default.ensure_default_snapshot(cache_dir(), progress=False)
     first = Snapshot.open(path, verify="full").snapshot_id
     built = (path / "manifest.json").stat().st_mtime_ns
-    assert default.ensure_default_snapshot(progress=False) == path
+    assert default.ensure_default_snapshot(cache_dir(), progress=False) == path
     assert (path / "manifest.json").stat().st_mtime_ns == built  # current: not rebuilt
     manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     del manifest["provenance_sha256"]  # what the previous version wrote
     (path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(SnapshotCorruptedError, match="provenance_sha256: missing"):
         Snapshot.open(path)
-    assert default.ensure_default_snapshot(progress=False) == path
+    assert default.ensure_default_snapshot(cache_dir(), progress=False) == path
     assert Snapshot.open(path, verify="full").snapshot_id == first
     assert _hidden(path.parent) == []
 

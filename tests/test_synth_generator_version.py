@@ -7,9 +7,8 @@ the TaskSet of the old code (issue 13's rewording did: ``wikigym.synth/3`` kept 
 
 from __future__ import annotations
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.synth.generate import GENERATOR, SynthConfig, generate_tasks
-from wikigym.tasks.defaults import default_tasks_path, shared_snapshot
+from wikigym.tasks.defaults import default_snapshot, default_tasks_path
 
 # The taskset_id of 8 mixed tasks (seed 0) of the embedded default world, per generator name.
 PINNED = {
@@ -18,15 +17,11 @@ PINNED = {
     # neighbour is described; special constraints last; phd comparisons of two; one random
     # stream per level.
     "wikigym.synth/5": "ea233e2155782ecdc04975b10eb7a8fc5d3c890883c15e9ace49fc41e1014911",
-    # synth/6: real wikis read every fact source (categories, leads, Wikidata) with entities
-    # without a page as nodes and an evidence rule for unstated facts; the world's questions
-    # are those of synth/5, on the snapshot of format 3 (another snapshot_id).
-    "wikigym.synth/6": "47808b71317f81c09c3040754ad8c69dbdc37570f76ed90953ba429bf1899e97",
 }
 
 
 def test_the_generator_name_changes_with_its_output() -> None:
-    snap = shared_snapshot(ensure_default_snapshot(progress=False))
+    snap = default_snapshot(progress=False)
     tasks = generate_tasks(snap, SynthConfig(difficulty="mixed", n=8, seed=0))
     assert GENERATOR in PINNED, f"pin the new generator {GENERATOR!r}: add its taskset_id"
     assert tasks.taskset_id == PINNED[GENERATOR], (

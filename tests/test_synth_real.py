@@ -10,12 +10,12 @@ import pytest
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
 from wikigym.corpora.infobox_values import parse_date
 from wikigym.corpora.vocabulary import vocabulary
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, generate_tasks, verify_taskset
 from wikigym.synth.query import Project, relations_of, unwrap
 from wikigym.synth.templates import has_phrasing, relation_text
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import format_tool_call
 
 
 @pytest.fixture(scope="module")

@@ -107,7 +107,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
     rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys. With the
     plain tiny model as --model (no model: the cold start, tested below), so both paths run
     with the full prompt."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.grpo import TINY_MODEL_DIRNAME
     from wikigym.trainers.tiny import build_tiny_model
 
@@ -146,7 +146,7 @@ def test_cli_cpu_tiny_default_run_shows_a_learning_signal(
     """`wikigym train grpo --preset cpu-tiny` with no --model: it builds (and caches) the SFT
     cold start, and its default run shows rewards varying within groups, nonzero gradient
     norms and valid tool calls; the demonstration line says so."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.coldstart import COLD_START_MARKER
 
     out = tmp_path / "run"

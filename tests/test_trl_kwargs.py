@@ -130,10 +130,10 @@ def test_callback_reads_the_trainers_stop_ids_and_masking() -> None:
 def test_every_tool_set_has_a_module_level_class() -> None:
     import itertools
 
-    from wikigym.envs.tool_specs import ToolName
+    from wikigym.tools import tool_names
     from wikigym.trainers import adapter
 
-    names = [n.value for n in ToolName]
+    names = list(tool_names())
     for size in range(1, len(names) + 1):
         for combo in itertools.combinations(names, size):
             cls = tool_env_class(list(reversed(combo)))  # any order: the same class

@@ -59,10 +59,13 @@ from wikigym.corpora.sources import WORLD_FORMAT, BuildSource
 from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
 from wikigym.corpora.tables import (
     ARTICLES_STAGE,
+    FACTS,
     FACTS_STAGE,
     LINKS_STAGE,
     PASSAGES,
     REDIRECTS_STAGE,
+    WORLD_FACTS,
+    WORLD_FACTS_STAGE,
     TableWriter,
 )
 from wikigym.corpora.titleset import TitleSet
@@ -264,14 +267,17 @@ def _ordered_results(
 class _Writers:
     """The streaming writers of one build (stage tables, passages, index)."""
 
-    def __init__(self, tmp: Path, config: BuildConfig) -> None:
+    def __init__(self, tmp: Path, config: BuildConfig, real: bool = True) -> None:
         stage = tmp / "stage"
         stage.mkdir()
         self.stage = stage
         self.articles = TableWriter(stage / "articles.parquet", ARTICLES_STAGE, ARTICLE_GROUP_ROWS)
         self.redirects = TableWriter(stage / "redirects.parquet", REDIRECTS_STAGE)
         self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
-        self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
+        # A world's facts keep format 2's columns (no statement, restates: see tables).
+        self.real = real
+        schema = FACTS_STAGE if real else WORLD_FACTS_STAGE
+        self.facts = TableWriter(stage / "facts.parquet", schema)
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
         self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
 
@@ -377,8 +383,14 @@ class _Assembler:
                 [f[6] for f in facts],
                 [f[7] for f in facts],
                 [f[8] for f in facts],
-                [f[9] for f in facts],
-                [None if f[10] is None else self.next_fact + f[10] for f in facts],
+                *(
+                    (
+                        [f[9] for f in facts],
+                        [None if f[10] is None else self.next_fact + f[10] for f in facts],
+                    )
+                    if self.w.real
+                    else ()
+                ),
             )
             for f in facts:
                 if f[8]:
@@ -402,6 +414,7 @@ def _resolve(
     config: BuildConfig,
     report: BuildReport,
     wikidata: tuple[SourceCounts, int, str] | None = None,
+    real: bool = True,
 ) -> None:
     """Resolve redirects and link/fact targets with DuckDB; write the final tables.
 
@@ -422,7 +435,7 @@ def _resolve(
     )
     parts = partitions_for(report.articles + report.redirects, config.partition_titles)
     try:
-        resolver = Resolver(con, stage, parts)
+        resolver = Resolver(con, stage, parts, facts_schema=FACTS if real else WORLD_FACTS)
         resolver.redirect_map()
         if wikidata is not None:  # statements of the articles' items, joined by sitelink
             counts, first_fact, language = wikidata
@@ -509,7 +522,8 @@ def build_snapshot(
             # The main process is busy too (reading, ids, tables, index): with N cores it
             # takes one and N - 1 workers parse. Fork before Tantivy's writer threads exist.
             workers = Workers(config.threads - 1)
-        writers = _Writers(tmp, config)
+        real = any(s.format != WORLD_FORMAT for s in sources) or facts is not None
+        writers = _Writers(tmp, config, real)
         assembler = _Assembler(writers, report, language)
         total = sum(s.total_bytes() for s in sources)
         with tqdm(
@@ -550,14 +564,13 @@ def build_snapshot(
         # build's peak); apart, the peak is the larger of the two.
         layout = writers.index.close()
         give_back_freed_memory()  # the stream's, before the resolution takes its own
-        _resolve(tmp, config, report, wikidata)
+        _resolve(tmp, config, report, wikidata, real)
         give_back_freed_memory()
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
         # A generated world's facts are its own; every other source is typed by the
         # vocabularies, whose versions the id then covers.
-        real = any(s.format != WORLD_FORMAT for s in sources) or facts is not None
         versions = vocabulary_versions()
         if facts is not None:
             versions["wikidata"] = property_map().version

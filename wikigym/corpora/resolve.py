@@ -100,6 +100,7 @@ class Resolver:
         stage: Path,
         parts: int,
         order_ids: int | None = None,
+        facts_schema: pa.Schema = FACTS,
     ) -> None:
         if parts < 1:
             raise ValueError(f"parts must be >= 1, got {parts}")
@@ -111,6 +112,7 @@ class Resolver:
         self.parts = parts
         self.order_ids = order_ids
         self.work = stage / "resolve"
+        self.facts_schema = facts_schema
         self.work.mkdir()
 
     # -- files -------------------------------------------------------------------------
@@ -277,6 +279,8 @@ class Resolver:
     def write(self, out: Path, table: str, group_rows: int) -> None:
         """Write the final ``table`` (articles, links or facts) to ``out``."""
         key, name, schema = _FINAL[table]
+        if table == "facts":
+            schema = self.facts_schema
         batches = self.resolved(table)
         _zip(batches, self.staged_files(table), out, (key, name, table), schema, group_rows)
 

@@ -16,10 +16,10 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-from wikigym.envs.registration import register_envs
+from wikigym.envs.registration import WIKI_SEARCH, register_envs
 
 
-def env_spec(env_id: str = "WikiSearch-v0", **kwargs: Any) -> EnvSpec:
+def env_spec(env_id: str = WIKI_SEARCH, **kwargs: Any) -> EnvSpec:
     """The registered spec of ``env_id`` with ``kwargs`` over its own.
 
     Raises:

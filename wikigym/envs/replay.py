@@ -21,15 +21,15 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
-from wikigym.envs.sandbox import SandboxLimits
+from wikigym.envs.registration import WIKI_SEARCH, replayable_env_ids
 from wikigym.envs.trajectory_file import (
     FORMAT,
-    REPLAYABLE_ENV_IDS,
     load_header_and_steps,
     replay_env_args,
 )
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TrajectoryError
+from wikigym.sandbox import SandboxLimits
 
 
 def _plain(value: Any) -> Any:
@@ -53,28 +53,37 @@ def file_stem(task_id: str) -> str:
 
 
 class RecordTrajectory(gym.Wrapper[str, str, str, str]):
-    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<stem>.jsonl``
+    """Record every episode of a WikiSearch env to ``directory/<n>-<stem>.jsonl``
     (``stem``: :func:`file_stem` of the task id).
 
     Args:
         env: The environment (its unwrapped env must expose ``spec_kwargs``).
         directory: Folder for trajectory files (created).
-        env_id: Registered id used to re-create the env on replay.
+        env_id: Registered id used to re-create the env on replay; default: the id the env
+            was made with (``gym.make``), else :data:`~wikigym.envs.registration.WIKI_SEARCH`.
     """
 
     def __init__(
-        self, env: gym.Env[str, str], directory: str | Path, env_id: str = "WikiSearch-v0"
+        self, env: gym.Env[str, str], directory: str | Path, env_id: str | None = None
     ) -> None:
         super().__init__(env)
+        made_as = None if env.spec is None else env.spec.id
+        given, env_id = env_id, env_id or made_as or WIKI_SEARCH
         base = env.unwrapped
         if not isinstance(base, WikiSearchEnv) or not base.replayable:
             raise TrajectoryError(
                 "this env cannot be replayed from a file: pass corpus/tasks as paths and the "
                 "reward as a preset name (not in-memory objects) to record trajectories"
             )
-        if env_id not in REPLAYABLE_ENV_IDS:
+        if env_id not in replayable_env_ids():
             raise TrajectoryError(
-                f"env_id {env_id!r} cannot be replayed; record with one of {list(REPLAYABLE_ENV_IDS)}"
+                f"env_id {env_id!r} cannot be replayed; record with one of "
+                f"{list(replayable_env_ids())}"
+            )
+        if given is not None and made_as is not None and given != made_as:
+            raise TrajectoryError(
+                f"this env was made as {made_as!r}; record it under that id, not {given!r} "
+                "(replay re-creates the env from the id and its pinned defaults)"
             )
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -205,8 +214,9 @@ def replay(
                 f"{path}: step {n} ends the episode but {len(steps) - n} more step(s) follow; "
                 "a trajectory holds one episode"
             )
-    # header.env_id was checked against REPLAYABLE_ENV_IDS: nothing from the file is imported
-    env = make_env(env_spec(REPLAYABLE_ENV_IDS[REPLAYABLE_ENV_IDS.index(header.env_id)], **kwargs))
+    # header.env_id was checked against the registered ids: nothing from the file is imported.
+    replayable = replayable_env_ids()
+    env = make_env(env_spec(replayable[replayable.index(header.env_id)], **kwargs))
     base = env.unwrapped
     try:
         if not isinstance(base, WikiSearchEnv):

@@ -25,10 +25,10 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.eval.bounded_http import DEFAULT_MAX_REPLY_BYTES, post_json
 from wikigym.tasks.taskset import Task
+from wikigym.tools import openai_tools_schema
 
 # The part of a chat completion the agent reads; servers add fields, which are ignored.
 _READ = ConfigDict(extra="ignore", frozen=True)

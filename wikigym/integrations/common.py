@@ -17,14 +17,12 @@ import gymnasium as gym
 
 from wikigym.envs import ENV_IDS
 from wikigym.envs.calc import CalcEnv
+from wikigym.envs.recipe import env_class, env_spec
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import WikigymError
 
-DEFAULT_ENV_ID = "WikiSearch-v0"
-_CLASSES: dict[str, type[gym.Env[str, str]]] = {
-    "WikiSearch-v0": WikiSearchEnv,
-    "Calc-v0": CalcEnv,
-}
+DEFAULT_ENV_ID = WIKI_SEARCH
 
 
 class IntegrationConfigError(WikigymError, ValueError):
@@ -47,11 +45,11 @@ def env_kwargs(env_id: str, config: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         IntegrationConfigError: Unknown env id, or a key that is not an argument of it.
     """
-    if env_id not in _CLASSES:
+    if env_id not in ENV_IDS:
         raise IntegrationConfigError(
             f"env_id must be one of {list(ENV_IDS)}, got {env_id!r}; set env_id in the config"
         )
-    accepted = set(inspect.signature(_CLASSES[env_id]).parameters)
+    accepted = set(inspect.signature(env_class(env_spec(env_id))).parameters)
     # A None that the env does not take means "not set" (a shared config naming corpus/tasks
     # for Calc-v0), so it is dropped; any other unknown key is an error.
     kwargs = {k: plain(v) for k, v in config.items() if v is not None or k in accepted}

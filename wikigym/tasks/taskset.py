@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from wikigym.errors import TaskSetError
+from wikigym.jsonl import json_lines
 
 #: The most characters a task id may have.
 MAX_TASK_ID_CHARS = 200
@@ -265,14 +266,16 @@ class TaskSet(Sequence[Task]):
         path = Path(path)
         if not path.is_file():
             raise TaskSetError(f"TaskSet file {path} does not exist")
+        rows: Iterable[tuple[int, str]]
         if path.suffix == ".parquet":
-            rows = pq.read_table(path, columns=["task"]).column("task").to_pylist()
+            column = pq.read_table(path, columns=["task"]).column("task").to_pylist()
+            rows = enumerate(column, 1)
         elif path.suffix in (".jsonl", ".json"):
-            rows = path.read_text(encoding="utf-8").splitlines()
+            rows = json_lines(path, TaskSetError, what="a TaskSet file")
         else:
             raise TaskSetError(f"TaskSet files end in .jsonl or .parquet, got {path.name!r}")
         tasks = []
-        for i, line in enumerate(rows, 1):
+        for i, line in rows:
             if not line.strip():
                 continue
             try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
 from wikigym.cliutil import SubParsers, require_extra
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.trainers.grpo import TrainConfig, uses_cold_start
 from wikigym.trainers.sft import ExportConfig, SFTRunConfig
 
@@ -132,7 +133,7 @@ def cmd_export_sft(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(ExportConfig, args)
     refuse_existing(cfg.out, cfg.overwrite)  # before building the default world
     spec = EnvSpec(
-        env_id="WikiSearch-v0",
+        env_id=WIKI_SEARCH,
         corpus=cfg.corpus,
         tasks=cfg.tasks,
         kwargs={"python": "off", "max_steps": cfg.max_env_steps},

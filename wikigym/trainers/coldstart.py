@@ -35,6 +35,7 @@ from wikigym.outputs import atomic_output
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall, Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
+from wikigym.trainers.sft import call_turn
 
 if TYPE_CHECKING:
     from wikigym.trainers.progress import Progress
@@ -182,18 +183,10 @@ def _replay(
         if any(s not in seen for s in shown):
             copied = False
         text = json.dumps(_in_call_order(arguments), ensure_ascii=False)
-        action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {text}}}</tool_call>'
+        action, message = call_turn(call.name, text)
         obs, step_reward, terminated, truncated, info = env.step(action)
         reward = float(step_reward)
-        messages.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {"type": "function", "function": {"name": call.name, "arguments": text}}
-                ],
-            }
-        )
+        messages.append(message)
         done = terminated or truncated
         if done:
             break
@@ -481,9 +474,9 @@ def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> T
     if recipe.extra_tasks <= 0:
         return subset
     from wikigym.synth.generate import SynthConfig, generate_tasks
-    from wikigym.tasks.defaults import resolve_resources
 
-    snapshot, _ = resolve_resources(spec.corpus, spec.tasks)
+    snapshot = spec.snapshot()
+    assert snapshot is not None  # a spec with a TaskSet reads a snapshot
     extra = generate_tasks(
         snapshot, SynthConfig(difficulty=recipe.level, n=recipe.extra_tasks, seed=recipe.seed + 1)
     )

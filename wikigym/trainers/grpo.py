@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from wikigym.envs import ENV_IDS
 from wikigym.envs.recipe import env_spec, takes_corpus
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import ConfigError, WikigymError
 from wikigym.outputs import atomic_output
@@ -48,7 +49,7 @@ class TrainConfig:
         metadata={"help": "Model path or hub name; unset with cpu-tiny: the tiny local model."},
     )
     env: str = field(
-        default="WikiSearch-v0", metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
+        default=WIKI_SEARCH, metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
     )
     tasks: str | None = field(default=None, metadata={"help": "TaskSet file (WikiSearch)."})
     corpus: str | None = field(default=None, metadata={"help": "Snapshot directory (WikiSearch)."})
@@ -252,7 +253,7 @@ def resolve_model(
     check_model(cfg)
     if cfg.model:
         return cfg.model
-    from wikigym.corpora.default import cache_dir
+    from wikigym.tasks.defaults import cache_dir
     from wikigym.trainers.progress import Progress
     from wikigym.trainers.tiny import build_tiny_model
 

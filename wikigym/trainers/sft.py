@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wikigym.envs.tool_specs import ToolName, openai_tools_schema
 from wikigym.errors import WikigymError
+from wikigym.jsonl import json_lines
 from wikigym.outputs import atomic_output
+from wikigym.tools import openai_tools_schema, tool_names
 from wikigym.trainers.adapter import EnvSpec
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
             f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v0"
         )
     env = spec.make()
-    tools = getattr(env.unwrapped, "tools", tuple(ToolName))
+    tools = getattr(env.unwrapped, "tools", tool_names())
     schema = json.dumps(openai_tools_schema(tools), ensure_ascii=False, sort_keys=True)
     for i, task in enumerate(taskset):
         if not task.oracle:
@@ -101,21 +102,10 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
         done = False
         for call in task.oracle:
             arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
-            action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {arguments}}}</tool_call>'
+            action, message = call_turn(call.name, arguments)
             obs, step_reward, terminated, truncated, info = env.step(action)
             reward = float(step_reward)
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": arguments},
-                        }
-                    ],
-                }
-            )
+            messages.append(message)
             messages.append({"role": "tool", "name": call.name, "content": obs})
             done = terminated or truncated
             if done:
@@ -130,6 +120,23 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
             "reward": float(reward),
         }
     env.close()
+
+
+def call_turn(name: str, arguments: str) -> tuple[str, dict[str, Any]]:
+    """One tool call of a chat: the env action and the assistant message that make it.
+
+    Args:
+        name: The tool.
+        arguments: The arguments as the chat shows them (a JSON object, keys in the order the
+            chat teaches).
+
+    Returns:
+        ``(action, message)``: the ``<tool_call>`` text for ``env.step`` and the assistant
+        turn with its ``tool_calls`` (OpenAI/TRL chat format), the arguments byte for byte.
+    """
+    action = f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {arguments}}}</tool_call>'
+    call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    return action, {"role": "assistant", "content": "", "tool_calls": [call]}
 
 
 def export_sft(
@@ -169,9 +176,7 @@ def load_sft_dataset(path: str | Path):  # -> datasets.Dataset
     if not path.is_file():
         raise WikigymError(f"no SFT export at {path}; run `wikigym export sft --out DIR` first")
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for i, line in json_lines(path, WikigymError, what="an SFT export of `wikigym export sft`"):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:

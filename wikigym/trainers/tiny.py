@@ -208,8 +208,8 @@ def build_tiny_model(
 def training_text() -> Iterator[str]:
     """The text the tokenizer is trained on, in a fixed order (see the module docstring)."""
     from wikigym.envs.calc import CalcEnv
-    from wikigym.envs.tool_specs import describe_tools, openai_tools_schema
     from wikigym.tasks.defaults import default_resources
+    from wikigym.tools import describe_tools, openai_tools_schema
 
     snapshot, tasks = default_resources(progress=False)
     yield describe_tools()

@@ -28,6 +28,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.tasks.taskset import TaskSet
 from wikigym.trainers.adapter import EnvironmentFactory, EnvSpec, FinishEpisodes, build_dataset
 from wikigym.trainers.episodes import EpisodeSink
@@ -131,7 +132,7 @@ def trl_inputs(
 
 
 def trl_kwargs(
-    env_id: str = "WikiSearch-v0",
+    env_id: str = WIKI_SEARCH,
     *,
     corpus: str | Path | None = None,
     tasks: str | Path | TaskSet | None = None,
@@ -187,7 +188,7 @@ def trl_multi_kwargs(
     for name, config in envs.items():
         kwargs = dict(config)
         spec = EnvSpec(
-            env_id=kwargs.pop("env_id", "WikiSearch-v0"),
+            env_id=kwargs.pop("env_id", WIKI_SEARCH),
             corpus=kwargs.pop("corpus", None),
             tasks=kwargs.pop("tasks", None),
             kwargs=kwargs,

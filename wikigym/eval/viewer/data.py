@@ -238,7 +238,7 @@ def _question(task: Task | None, first_observation: str) -> str:
 def _calls(action: str) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     parsed = parse_action(action, max_calls=64)
     calls = [
-        {"name": str(c.name.value), "args": c.args.model_dump(mode="json", exclude_none=True)}
+        {"name": c.name, "args": c.args.model_dump(mode="json", exclude_none=True)}
         for c in parsed.calls
     ]
     errors = [{"code": str(e.code.value), "message": e.message} for e in parsed.errors]

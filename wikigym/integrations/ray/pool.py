@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.errors import RolloutError
 from wikigym.integrations.common import IntegrationConfigError, env_kwargs, ids_of
 from wikigym.integrations.ray.episodes import (
@@ -81,7 +82,7 @@ class RolloutPool:
     def __init__(
         self,
         num_actors: int,
-        env_id: str = "WikiSearch-v0",
+        env_id: str = WIKI_SEARCH,
         *,
         snapshot_id: str | None = None,
         num_cpus: float = 1.0,
@@ -264,7 +265,7 @@ class RolloutPool:
 
 def run_serial(
     policy: Policy,
-    env_id: str = "WikiSearch-v0",
+    env_id: str = WIKI_SEARCH,
     episodes: int | None = None,
     *,
     seed: int = 0,

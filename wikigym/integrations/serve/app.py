@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.integrations.serve.config import ServeConfig
 from wikigym.integrations.serve.connections import Connections, sweep_forever
 from wikigym.integrations.serve.metrics import Metrics
@@ -412,8 +413,8 @@ def create_app(config: ServeConfig) -> Starlette:
 
 
 def _mcp_http(pool: SessionPool) -> Any:
-    """``/mcp``'s app, or None where it cannot serve (no WikiSearch-v0, no ``mcp`` package)."""
-    if "WikiSearch-v0" not in pool.config.env_ids:
+    """``/mcp``'s app, or None where it cannot serve (no WikiSearch env, no ``mcp`` package)."""
+    if WIKI_SEARCH not in pool.config.env_ids:
         return None
     try:
         from wikigym.integrations.serve.mcp_server import McpHttp

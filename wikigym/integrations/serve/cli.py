@@ -11,6 +11,7 @@ from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
 from wikigym.cliutil import require_extra
+from wikigym.envs.registration import CALC, WIKI_SEARCH
 from wikigym.errors import ConfigError, Terminated
 from wikigym.integrations.serve.config import (
     DEFAULT_HOST,
@@ -101,14 +102,14 @@ def _add_mcp_parser(sub: Any) -> None:
 
 def _config(args: argparse.Namespace) -> ServeConfig:
     wiki = _wiki_kwargs(args)
-    env_ids = tuple(args.env_ids) if args.env_ids else ("WikiSearch-v0", "Calc-v0")
-    if wiki and "WikiSearch-v0" not in env_ids:
-        raise ConfigError("--max-steps/--python set WikiSearch-v0, which --env does not serve")
+    env_ids = tuple(args.env_ids) if args.env_ids else (WIKI_SEARCH, CALC)
+    if wiki and WIKI_SEARCH not in env_ids:
+        raise ConfigError(f"--max-steps/--python set {WIKI_SEARCH}, which --env does not serve")
     return ServeConfig(
         corpus=args.corpus,
         tasks=args.tasks,
         env_ids=env_ids,
-        env_kwargs={"WikiSearch-v0": wiki} if wiki else {},
+        env_kwargs={WIKI_SEARCH: wiki} if wiki else {},
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout,
         workers=args.workers,
@@ -151,8 +152,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     config = ServeConfig(
         corpus=args.corpus,
         tasks=args.tasks,
-        env_ids=("WikiSearch-v0",),
-        env_kwargs={"WikiSearch-v0": wiki} if wiki else {},
+        env_ids=(WIKI_SEARCH,),
+        env_kwargs={WIKI_SEARCH: wiki} if wiki else {},
         max_sessions=1,
         idle_timeout_s=0,
     )

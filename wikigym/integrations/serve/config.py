@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from wikigym.envs.recipe import env_spec, steps_can_wait, takes_corpus
-from wikigym.envs.registration import ENV_IDS
+from wikigym.envs.registration import CALC, ENV_IDS, WIKI_SEARCH
 from wikigym.errors import ConfigError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -177,7 +177,7 @@ class ServeConfig:
 
     corpus: str | None = None
     tasks: str | None = None
-    env_ids: tuple[str, ...] = ("WikiSearch-v0", "Calc-v0")
+    env_ids: tuple[str, ...] = (WIKI_SEARCH, CALC)
     env_kwargs: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S

@@ -1,9 +1,9 @@
 """The env's tools as MCP tools: one list, one call path, for every MCP transport.
 
 The tools are ``reset`` (start an episode: ``seed``, ``task_id``) and the served
-WikiSearch-v0's own tools (search, open, find, python when enabled, answer), each listed
-from the one tool registry (:data:`wikigym.envs.registry.TOOLS`) with its pydantic argument
-model's JSON schema and description. A call is one env step of the session's episode, the
+WikiSearch env's own tools (search, open, find, python when enabled, answer), each listed
+from the one tool registry (:mod:`wikigym.tools`) with its pydantic argument model's JSON
+schema and description. A call is one env step of the session's episode, the
 step an in-process ``env.step`` of the same call takes (the ``<tool_call>`` text the TRL
 adapter sends), so an MCP episode equals an in-process one: same observations, info, reward.
 Its result is MCP's ``CallToolResult``: the observation text, and ``structuredContent`` with
@@ -22,12 +22,12 @@ from __future__ import annotations
 from typing import Any, cast
 
 from wikigym.envs.recipe import make_env
-from wikigym.envs.registry import TOOLS
-from wikigym.envs.tool_specs import ToolName, format_tool_call, tool_parameters_schema
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.integrations.serve.protocol import ProtocolError, clip, quote
 from wikigym.integrations.serve.sessions import Session, SessionPool
+from wikigym.tools import format_tool_call, get_tool, tool_parameters_schema
 
-MCP_ENV_ID = "WikiSearch-v0"
+MCP_ENV_ID = WIKI_SEARCH
 """The env whose tools MCP serves."""
 
 RESET_TOOL = "reset"
@@ -60,8 +60,8 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, SERVER_ERROR = (
 )
 
 
-def served_tools(pool: SessionPool) -> tuple[ToolName, ...]:
-    """The tools of the served WikiSearch-v0 (``python`` only when its sandbox is on)."""
+def served_tools(pool: SessionPool) -> tuple[str, ...]:
+    """The tools of the served WikiSearch env (``python`` only when its sandbox is on)."""
     env = make_env(pool.spec(MCP_ENV_ID))
     try:
         return tuple(cast(Any, env.unwrapped).tools)
@@ -69,7 +69,7 @@ def served_tools(pool: SessionPool) -> tuple[ToolName, ...]:
         env.close()
 
 
-def tool_list(tools: tuple[ToolName, ...]) -> list[dict[str, Any]]:
+def tool_list(tools: tuple[str, ...]) -> list[dict[str, Any]]:
     """MCP's ``Tool`` objects (``name``, ``description``, ``inputSchema``), ``reset`` first."""
     listed = [
         {"name": RESET_TOOL, "description": RESET_DESCRIPTION, "inputSchema": RESET_INPUT_SCHEMA}
@@ -77,8 +77,8 @@ def tool_list(tools: tuple[ToolName, ...]) -> list[dict[str, Any]]:
     for name in tools:
         listed.append(
             {
-                "name": name.value,
-                "description": TOOLS[name].description,
+                "name": name,
+                "description": get_tool(name).description,
                 "inputSchema": tool_parameters_schema(name),
             }
         )
@@ -110,7 +110,7 @@ def error_result(message: str) -> dict[str, Any]:
 async def call_tool(
     pool: SessionPool,
     session: Session,
-    tools: tuple[ToolName, ...],
+    tools: tuple[str, ...],
     name: str,
     arguments: Any,
 ) -> dict[str, Any]:
@@ -127,8 +127,8 @@ async def call_tool(
             except ProtocolError as exc:
                 return error_result(exc.message)
             return _result(payload, error=False)
-        if name not in {t.value for t in tools}:
-            served = ", ".join([RESET_TOOL, *(t.value for t in tools)])
+        if name not in tools:
+            served = ", ".join([RESET_TOOL, *tools])
             return error_result(f"unknown tool {quote(name)}; the tools are {served}")
         if session.env_id is None:
             return error_result("no episode: call reset first (seed, task_id)")

@@ -36,7 +36,7 @@ class ErrorCode(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     TOO_MANY_CALLS = "too_many_calls"
     ACTION_TOO_LONG = "action_too_long"
-    # A valid call that the tool could not serve (wikigym.envs.tools).
+    # A valid call that the tool could not serve (wikigym.tools).
     NOT_FOUND = "not_found"
     SANDBOX_ERROR = "sandbox_error"
     INVALID_PART = "invalid_part"
