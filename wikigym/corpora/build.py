@@ -56,7 +56,13 @@ from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
 from wikigym.corpora.source_report import SourceCounts
 from wikigym.corpora.sources import WORLD_FORMAT, BuildSource
-from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
+from wikigym.corpora.staging import (
+    apply_modes,
+    clean_stale_siblings,
+    make_sibling,
+    remove_tree,
+    sibling_name,
+)
 from wikigym.corpora.tables import (
     ARTICLES_STAGE,
     FACTS,
@@ -517,6 +523,7 @@ def build_snapshot(
     started = time.perf_counter()
     tmp = make_sibling(out, "building")
     workers = None
+    writers: _Writers | None = None
     try:
         if config.threads > 1:
             # The main process is busy too (reading, ids, tables, index): with N cores it
@@ -608,6 +615,8 @@ def build_snapshot(
     except BaseException:
         if workers is not None:
             workers.terminate()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if writers is not None:
+            writers.index.abort()  # its thread writes into tmp until it is joined
+        remove_tree(tmp)
         raise
     return report

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
 from wikigym.corpora.manifest import read_manifest
 from wikigym.corpora.manifest_schema import FIELDS
 from wikigym.corpora.sources import open_build_source
-from wikigym.corpora.staging import clean_stale_siblings, make_sibling
+from wikigym.corpora.staging import clean_stale_siblings, make_sibling, remove_tree
 from wikigym.errors import BuildError, SnapshotError
 
 DEFAULT_ARTICLES = 3000
@@ -56,7 +55,7 @@ def build_world_snapshot(
         source.name = "synthetic"
         return build_snapshot([source], out, config, overwrite=overwrite, progress=progress)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def default_snapshot_path(cache: Path) -> Path:
