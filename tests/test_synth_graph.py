@@ -90,10 +90,12 @@ class Reference:
             al = lit.aliases
             if ot and ot != lit.surface and clean_literal("text", ot):
                 al = (*al, ot)
-            if al:
-                self.aliases.setdefault(lit.key, al)
             vt2 = "text" if vt == "entity" else vt
-            self.rows.append((fid, subj, rel, lit.key, lit.surface, pid, vt2, lit.measure))
+            # Off-world, a text's spellings in other cases are one value.
+            key = lit.key.casefold() if source != "world" and vt2 == "text" else lit.key
+            if al:
+                self.aliases.setdefault(key, al)
+            self.rows.append((fid, subj, rel, key, lit.surface, pid, vt2, lit.measure))
         self.fwd: dict = defaultdict(lambda: defaultdict(list))
         self.inv: dict = defaultdict(lambda: defaultdict(set))
         self.out_rows: dict = defaultdict(list)

@@ -12,6 +12,7 @@ from wikigym.corpora.infobox_values import parse_date
 from wikigym.corpora.vocabulary import vocabulary
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, generate_tasks, verify_taskset
+from wikigym.synth.graph import graph_of
 from wikigym.synth.query import Project, relations_of, unwrap
 from wikigym.synth.templates import has_phrasing, relation_text
 from wikigym.tasks.taskset import Task, TaskSet
@@ -83,6 +84,20 @@ def test_real_excerpt_makes_phd_tasks(snap: Snapshot) -> None:
     assert len(ts) == 5 and verify_taskset(ts, snap) == []
     for t in ts:
         _evidence_ok(t)
+
+
+def test_a_value_spelt_in_two_cases_is_one_value(snap: Snapshot) -> None:
+    """Ayn Rand's infobox says "Writer" and her categories "writers": a question about
+    American writers who died in the 1980s must count her (it once named Allan Dwan, whose
+    only "writer" is a category's, as the one answer)."""
+    g = graph_of(snap)
+    doc = {
+        r["title"]: r["doc_id"] for r in snap.sql("SELECT title, doc_id FROM articles").to_pylist()
+    }
+    writers = g.subjects("occupation", "writer")
+    assert {doc["Ayn Rand"], doc["Allan Dwan"], doc["Aldous Huxley"]} <= writers
+    keys = [g.lit_keys[i] for i in range(len(g.lit_keys))]
+    assert len({k.casefold() for k in keys}) == len(keys)
 
 
 def test_japanese_excerpt_makes_hard_tasks(shared_data: Path, tmp_path: Path) -> None:

@@ -245,6 +245,11 @@ class _ValueParts:
                 if lit is not None:
                     keep[i], surface, key = True, lit.surface, lit.key
                     vt_out = "text" if vt == "entity" else vt
+                    if source != "world" and vt_out == "text":
+                        # Real pages spell one value in several cases (an infobox's
+                        # "Writer", a category's "writer"): one node, or a question
+                        # about "writer" would miss the pages that say "Writer".
+                        key = key.casefold()
                     extra = lit.aliases
                     if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
                         extra = (*extra, obj_title)
