@@ -21,7 +21,7 @@ from wikigym.synth import paraphrase as para
 from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
 from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
 from wikigym.synth.fields import unheld_value
-from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.graph import REAL_SOURCES, KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.node import entity_ids, kind_of, phrasing_rng
@@ -41,6 +41,9 @@ from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, Tas
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
 GENERATOR = "wikigym.synth/6"
+# Forms whose answer is computed (a count, yes/no, a sum or difference), not a node of the
+# graph that some evidence fact names.
+COMPUTED_ANSWERS = frozenset({"count", "yes_no", "arithmetic", "total"})
 # The oracle must fit WikiSearch-v1's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
@@ -59,7 +62,11 @@ class SynthConfig:
         relations: Relations the queries may use (None: all).
         yes_no: Also make yes/no questions.
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
-        attempts_per_task: Drafts tried per task before giving up.
+        attempts_per_task: Drafts tried per task before giving up. A slot that succeeds
+            never reaches it (so raising it changes no TaskSet that could be made before);
+            a small real wiki makes its rare phd drafts within 2,000 (the shared 206-page
+            enwiki excerpt: 1-3 of 20 phd tasks within 400 attempts a slot, 7-9 within
+            2,000).
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
@@ -74,7 +81,7 @@ class SynthConfig:
     relations: tuple[str, ...] | None = None
     yes_no: bool = False
     llm: str | None = None
-    attempts_per_task: int = 400
+    attempts_per_task: int = 2000
     unanswerable: float = 0.0
     forms: tuple[str, ...] = ()
     partial: bool = False
@@ -321,6 +328,20 @@ class TaskBuilder:
         subject of "When was ... born?") is refused."""
         return honest_question(root, self.renderer, self.ev, self.seed)
 
+    def _statements(self, rows: list[int]) -> dict[int, str]:
+        """Where each of ``rows`` (facts stated in no passage) is stated: its category line,
+        Wikidata statement or infobox field (``| key = value``), read by fact id."""
+        if not rows:
+            return {}
+        ids = [int(self.g.f_id[r]) for r in rows]
+        got = self.snapshot.sql(
+            "SELECT fact_id, coalesce(statement, '| ' || key || ' = ' || value_text) AS statement"
+            " FROM facts WHERE list_contains(?, fact_id)",
+            [ids],
+        ).to_pylist()
+        by_id = {int(x["fact_id"]): x["statement"] for x in got if x["statement"]}
+        return {r: by_id[i] for r, i in zip(rows, ids, strict=True) if i in by_id}
+
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
         return draft.root.answer_text(self.g, draft.answer)
@@ -333,6 +354,10 @@ class TaskBuilder:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
         g, ev = self.g, self.ev
         root = draft.root
+        # An entity without a page is named, never found: it answers as a name (a literal
+        # question), not as a page to reach.
+        if isinstance(draft.answer, int) and draft.answer >= g.n_pages and draft.form != "literal":
+            return None
         if not self._shared:
             ev.reset()
         result = ev.eval(root)
@@ -358,12 +383,20 @@ class TaskBuilder:
             rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
         except SynthError:
             return None
-        if not rows:
+        # A fact stated in no passage (only by a category line or a Wikidata statement) is
+        # never a task's only evidence: some evidence is text the agent can read and cite.
+        if not rows or not any(g.stated(r) for r in rows):
+            return None
+        # ... and the answer itself is read in text: some fact stated in a passage has it
+        # (as subject or object), when the answer is a node of the graph.
+        if draft.form not in COMPUTED_ANSWERS and not any(
+            g.stated(r) and draft.answer in (g.f_subj[r], g.f_obj[r]) for r in rows
+        ):
             return None
         # The oracle makes one search, at most one find per evidence passage, and the
         # answer: a level whose floor of calls that cannot reach is refused before any page
         # is read (exact; every check here only rejects, so their order changes nothing).
-        bound = 2 + len({g.f_pid[r] for r in rows})
+        bound = 2 + len({g.f_pid[r] for r in rows if g.stated(r)})
         if level_problems(level, {**m, "oracle_calls": bound}):
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
@@ -424,6 +457,10 @@ class TaskBuilder:
         m["indefinite_descriptions"] = len(self.renderer.indefinites)
         m["closed_world"] = closed_world(root, g)
         evidence, rubric = self._evidence(rows, draft, form, hidden)
+        source = g.source
+        if g.src is not None:  # a real wiki: every source the evidence comes from
+            used = {g.source_of(r) for r in rows}
+            source = "+".join(x for x in REAL_SOURCES if x in used)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return Task(
@@ -441,7 +478,7 @@ class TaskBuilder:
             snapshot_id=self.snapshot.snapshot_id,
             generator=GENERATOR,
             seed=self.seed,
-            source=g.source,
+            source=source,
         )
 
     def _evidence(
@@ -465,10 +502,13 @@ class TaskBuilder:
             return s, (f"on {s}" if len(x) == 10 and x[4] == "-" else f"in {s}")
 
         facts, rubric, docs, pids = [], [], [], []
+        statements = self._statements([r for r in rows if not g.stated(r)])
         for r in rows:
-            s, rel, o, pid = g.f_subj[r], g.f_rel[r], g.f_obj[r], g.f_pid[r]
+            s, rel, o = g.f_subj[r], g.f_rel[r], g.f_obj[r]
+            pid = g.f_pid[r] if g.stated(r) else None
             docs.append(s)
-            pids.append(pid)
+            if pid is not None:
+                pids.append(pid)
             facts.append(
                 EvidenceFact(
                     subject_doc_id=s,
@@ -477,6 +517,8 @@ class TaskBuilder:
                     object=g.f_surface[r],
                     object_doc_id=o if isinstance(o, int) else None,
                     passage_id=pid,
+                    source=None if g.src is None else g.source_of(r),
+                    statement=statements.get(r),
                 )
             )
             lit_answer = form.masks_answer and o == draft.answer
@@ -488,7 +530,7 @@ class TaskBuilder:
             rubric.append(
                 RubricEntry(
                     text=Renderer.rubric_text(rel, subj_name, obj_bare, obj_at),
-                    passage_ids=[pid],
+                    passage_ids=[pid] if pid is not None else [],
                     entities=list(dict.fromkeys(entities)),
                     connected_to_answer=True,
                 )

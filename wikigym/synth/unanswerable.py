@@ -306,7 +306,11 @@ def verify_unanswerable(task: Task, root: Node, graph: KnowledgeGraph, box: Tool
     for f in task.evidence.facts:
         subject = -1 if f.subject_doc_id is None else f.subject_doc_id
         rows = graph.fwd.get(f.relation, {}).get(subject, ())
-        if not any(graph.f_pid[r] == f.passage_id and graph.f_surface[r] == f.object for r in rows):
+        if not any(
+            (graph.f_pid[r] == f.passage_id if f.passage_id is not None else not graph.stated(r))
+            and graph.f_surface[r] == f.object
+            for r in rows
+        ):
             problems.append(
                 f"evidence fact {f.subject} -{f.relation}-> {f.object} is not in the snapshot"
             )

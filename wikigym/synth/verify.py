@@ -139,13 +139,17 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
             if any(q and contains_word(q, gold) for q in questions):
                 problems.append(f"the question gives the answer away ({gold!r})")
     problems.extend(wording_problems(task, root, graph, ev))
-    # Evidence.
+    # Evidence: every fact is in the snapshot where the task says it is stated, and some
+    # fact is stated in a passage (a category line or a Wikidata statement alone is never
+    # a task's only evidence).
+    if task.evidence.facts and all(f.passage_id is None for f in task.evidence.facts):
+        problems.append("no evidence fact is stated in a passage")
     for f in task.evidence.facts:
         obj = f.object_doc_id if f.object_doc_id is not None else None
         subject = -1 if f.subject_doc_id is None else f.subject_doc_id
         rows = graph.fwd.get(f.relation, {}).get(subject, ())
         ok = any(
-            graph.f_pid[r] == f.passage_id
+            (graph.f_pid[r] == f.passage_id if f.passage_id is not None else not graph.stated(r))
             and (graph.f_obj[r] == obj if obj is not None else graph.f_surface[r] == f.object)
             for r in rows
         )

@@ -142,7 +142,9 @@ class Project(Hop):
 
     def surely_not(self, ev: Evaluator, want: SetValue) -> bool:
         if self.inverse:
-            return super().surely_not(ev, want)
+            # Hop's, named: a slotted dataclass is a new class, so zero-argument super()
+            # fails on Python 3.11 (its __class__ cell is the class before slots).
+            return Hop.surely_not(self, ev, want)
         # Sized from its codes first (projections keep distinct codes, one per literal, so
         # the sizes are the sets' sizes): a relaxed description can reach a million dates.
         ids = ev.as_ids(ev.value(self.arg))
@@ -162,7 +164,7 @@ class Project(Hop):
     # ---- answers ---------------------------------------------------------------------
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         if isinstance(item, int):
-            return super().answer(graph, item)
+            return Hop.answer(self, graph, item)
         shown = self.answer_text(graph, item)
         vt = graph.rel_types.get(self.relation, "text")
         aliases = [x for x in graph.literal_aliases.get(item, ()) if x != shown]
