@@ -41,9 +41,6 @@ from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, Tas
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
 GENERATOR = "wikigym.synth/6"
-# Forms whose answer is computed (a count, yes/no, a sum or difference), not a node of the
-# graph that some evidence fact names.
-COMPUTED_ANSWERS = frozenset({"count", "yes_no", "arithmetic", "total"})
 # The oracle must fit WikiSearch-v1's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
@@ -387,11 +384,11 @@ class TaskBuilder:
         # never a task's only evidence: some evidence is text the agent can read and cite.
         if not rows or not any(g.stated(r) for r in rows):
             return None
-        # ... and the answer itself is read in text: some fact stated in a passage has it
-        # (as subject or object), when the answer is a node of the graph.
-        if draft.form not in COMPUTED_ANSWERS and not any(
-            g.stated(r) and draft.answer in (g.f_subj[r], g.f_obj[r]) for r in rows
-        ):
+        # ... and the answer itself is read in text: some fact stated in a passage has each
+        # of its nodes (as subject or object): the answer, each member of a list, none of a
+        # computed answer (the form says which).
+        read = {x for r in rows if g.stated(r) for x in (g.f_subj[r], g.f_obj[r])}
+        if not all(x in read for x in question_form(draft.form).answer_nodes(draft.answer)):
             return None
         # The oracle makes one search, at most one find per evidence passage, and the
         # answer: a level whose floor of calls that cannot reach is refused before any page

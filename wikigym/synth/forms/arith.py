@@ -239,6 +239,10 @@ class ArithmeticForm(QuestionForm):
     linked one's."""
 
     name = "arithmetic"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     perturbable = True
 
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:

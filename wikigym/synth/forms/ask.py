@@ -98,6 +98,10 @@ class YesNoForm(QuestionForm):
     alternates the answers, so they stay 50/50). Drafted when a config asks for it."""
 
     name = "yes_no"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     opt_in_weight = dict.fromkeys(LEVELS, 0.15)
     repeats_answers = True
     names_entities = True

@@ -128,6 +128,9 @@ class CountForm(QuestionForm):
 
     name = "count"
 
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:
         if not len(s.role_rows):
             return None

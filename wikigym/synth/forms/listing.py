@@ -173,6 +173,9 @@ class ListForm(QuestionForm):
 
     name = "list"
 
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return tuple(parse_list_key(answer))  # each member is read in text
+
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:
         depth = shape.depth - 1  # reading each member's measure is the last hop
         if depth < 1 or not len(s.role_rows):

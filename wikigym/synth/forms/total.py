@@ -148,6 +148,10 @@ class TotalForm(QuestionForm):
     subjects of one role fact, every one with the summed measure."""
 
     name = "total"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     # Medium: a set of named members' measures is two hops. (A deeper set rarely meets hard's
     # structure: 2 of 600 drafts on the embedded world.)
     opt_in_weight: ClassVar[dict[str, float]] = {"medium": 0.05}
