@@ -123,15 +123,18 @@ def stale_siblings(parent: Path) -> list[Path]:
     return _stale(parent, _SIBLING)
 
 
-def remove_tree(path: Path, tries: int = 5) -> None:
+def remove_tree(path: str | Path, tries: int = 5, *, quiet: bool = False) -> None:
     """Remove ``path`` and everything under it, retrying while a file appears during the
-    walk (a thread or child that is just finishing); quiet if it is already gone."""
+    walk (a thread or child that is just finishing: Tantivy's writer or reader threads);
+    quiet if it is already gone. Still there after ``tries``: the error is raised, unless
+    ``quiet`` (a finaliser at exit, where nobody could act on it)."""
     for attempt in range(tries):
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.lexists(path):
             return
         time.sleep(0.05 * (attempt + 1))
-    shutil.rmtree(path)  # still there: say why, rather than leave it silently
+    if not quiet:
+        shutil.rmtree(path)  # still there: say why, rather than leave it silently
 
 
 def clean_stale_siblings(parent: Path) -> list[Path]:
