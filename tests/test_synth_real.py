@@ -80,8 +80,11 @@ def test_real_excerpt_makes_hard_tasks(snap: Snapshot) -> None:
 
 @pytest.mark.slow
 def test_real_excerpt_makes_phd_tasks(snap: Snapshot) -> None:
-    ts = generate_tasks(snap, SynthConfig(difficulty="phd", n=5, seed=0))
-    assert len(ts) == 5 and verify_taskset(ts, snap) == []
+    """phd tasks of a 206-page real excerpt, proved and verified. synth/6 asks phd for a
+    description no search of the snapshot surfaces (issue 36), which a snapshot this small
+    rarely has: 3 with seed 0 (7 before that rule; issue 35 counts them)."""
+    ts = generate_tasks(snap, SynthConfig(difficulty="phd", n=3, seed=0))
+    assert len(ts) == 3 and verify_taskset(ts, snap) == []
     for t in ts:
         _evidence_ok(t)
 
