@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order
 from wikigym.synth.forms.entity import Entity
@@ -156,3 +158,23 @@ class CountForm(QuestionForm):
             arg = got[0]
         root = Count(Intersect((IsA(kind), Project(rel, arg, inverse=True))))
         return Draft(root, str(len(members)), self.name)
+
+
+def role_members(
+    s: SamplerAPI, depth: int, lo: int, hi: int
+) -> tuple[int, str, int, str, np.ndarray] | None:
+    """A random role fact's object and the ``lo``..``hi`` subjects of its kind that share it
+    (``(subject, relation, object, kind, members)``), or None (no hop left, no role fact,
+    a value object or a set of another size). What list and total questions are drawn over."""
+    if depth < 1 or not len(s.role_rows):
+        return None
+    g = s.g
+    row = int(s.role_rows[int(s.rng.integers(len(s.role_rows)))])
+    subject, rel, o = g.f_subj[row], g.f_rel[row], g.f_obj[row]
+    kind = g.kinds[subject]
+    if kind is None or not isinstance(o, int):
+        return None
+    members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
+    if not lo <= len(members) <= hi:
+        return None
+    return subject, rel, o, kind, members

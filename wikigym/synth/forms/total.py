@@ -23,13 +23,12 @@ from wikigym.errors import SynthError
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order, number_key
 from wikigym.synth.forms.arith import SUMMABLE
-from wikigym.synth.forms.count import role_set, shared_object
+from wikigym.synth.forms.count import role_members, role_set, shared_object
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.intersect import Intersect
 from wikigym.synth.forms.isa import IsA
 from wikigym.synth.forms.project import Project
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.idsets import intersect
 from wikigym.synth.node import (
     Hop,
     Node,
@@ -158,17 +157,11 @@ class TotalForm(QuestionForm):
 
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:
         depth = shape.depth - 1  # reading each member's measure is the last hop
-        if depth < 1 or not len(s.role_rows):
+        role = role_members(s, depth, MEMBERS_MIN, MEMBERS_MAX)
+        if role is None:
             return None
         g = s.g
-        row = int(s.role_rows[int(s.rng.integers(len(s.role_rows)))])
-        subject, rel, o = g.f_subj[row], g.f_rel[row], g.f_obj[row]
-        kind = g.kinds[subject]
-        if kind is None or not isinstance(o, int):
-            return None
-        members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
-        if not MEMBERS_MIN <= len(members) <= MEMBERS_MAX:
-            return None
+        subject, rel, o, kind, members = role
         summable = [m for m in s.measured_rels(subject) if any(w in m for w in SUMMABLE)]
         summable = [m for m in summable if total_of(g, m, members) is not None]
         if not summable:
