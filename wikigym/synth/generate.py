@@ -62,9 +62,9 @@ class SynthConfig:
         attempts_per_task: Drafts tried per task before giving up. A slot that succeeds
             never reaches it (so raising it changes no TaskSet that could be made before);
             a small real wiki makes its rare phd drafts only within many (the shared
-            206-page enwiki excerpt under ``wikigym.synth/6``: 3 of 20 phd tasks within
-            2,000 attempts a slot, 7 within 20,000). The slot that fails spends all of them:
-            23 s for that run, 5.4 min for the Japanese excerpt's (18 of 20; docs/synth.md).
+            206-page enwiki excerpt under ``wikigym.synth/6``: 1 of 20 phd tasks within
+            2,000 attempts a slot, 6 within 20,000). The slot that fails spends all of them:
+            about a minute for that run, 5.4 min for the Japanese excerpt's (18 of 20; docs/synth.md).
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
