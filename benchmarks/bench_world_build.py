@@ -67,7 +67,7 @@ def main() -> None:
             got.pop("stdout", None)
             runs.append(got)
             print(
-                f"{side:8s} {got['seconds']:9.1f} s  peak RSS {gib(got['peak_rss_bytes']):.3f} GiB"
+                f"{side:8s} {got['seconds']:9.1f} s  CPU {got['cpu_seconds']:9.1f} s  peak RSS {gib(got['peak_rss_bytes']):.3f} GiB"
                 f"  PSS {gib(got['peak_pss_bytes']):.3f} GiB",
                 flush=True,
             )
@@ -76,6 +76,7 @@ def main() -> None:
         mine = [x for x in runs if x["side"] == side]
         summary[side] = {
             "seconds_median": statistics.median(x["seconds"] for x in mine),
+            "cpu_seconds_median": statistics.median(x["cpu_seconds"] for x in mine),
             "peak_rss_gib_max": max(gib(x["peak_rss_bytes"]) for x in mine),
             "peak_pss_gib_max": max(gib(x["peak_pss_bytes"]) for x in mine),
         }
@@ -99,11 +100,18 @@ def main() -> None:
     ]
     md.append(
         markdown_table(
-            ["side", "median build s", "peak RSS GiB (tree, max)", "peak PSS GiB (max)"],
+            [
+                "side",
+                "median build s",
+                "median CPU s",
+                "peak RSS GiB (tree, max)",
+                "peak PSS GiB (max)",
+            ],
             [
                 [
                     s,
                     f"{v['seconds_median']:.1f}",
+                    f"{v['cpu_seconds_median']:.1f}",
                     f"{v['peak_rss_gib_max']:.3f}",
                     f"{v['peak_pss_gib_max']:.3f}",
                 ]
@@ -115,12 +123,13 @@ def main() -> None:
     md += ["", "runs (ABBA order):", ""]
     md.append(
         markdown_table(
-            ["round", "side", "s", "peak RSS GiB", "peak PSS GiB"],
+            ["round", "side", "s", "CPU s", "peak RSS GiB", "peak PSS GiB"],
             [
                 [
                     x["round"],
                     x["side"],
                     f"{x['seconds']:.1f}",
+                    f"{x['cpu_seconds']:.1f}",
                     f"{gib(x['peak_rss_bytes']):.3f}",
                     f"{gib(x['peak_pss_bytes']):.3f}",
                 ]

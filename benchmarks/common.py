@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -257,16 +258,22 @@ def run_measured(cmd: Sequence[str], interval: float = 0.5) -> dict[str, Any]:
         subprocess.CalledProcessError: The command failed (its stderr tail is printed).
     """
     start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(list(cmd), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     with TreeMemory(proc.pid, interval) as mem:
         stdout, stderr = proc.communicate()
     seconds = time.perf_counter() - start
+    # CPU time of the command's tree (its waited-for processes): what a loaded machine's
+    # wall clock hides (another job's share of the cores is not in it).
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         sys.stderr.write(stderr.decode("utf-8", "replace")[-4000:])
         raise subprocess.CalledProcessError(proc.returncode, list(cmd), stdout, stderr)
     return {
         "command": shlex.join(cmd),
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "peak_rss_bytes": mem.peak_rss,
         "peak_pss_bytes": mem.peak_pss,
         "peak_processes": mem.peak_procs,
