@@ -16,6 +16,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,27 @@ from common import (
 )
 
 
+def _imports_from(tree: Path) -> Path:
+    """Where ``python -m wikigym`` run as :func:`_build` runs it imports wikigym from."""
+    got = subprocess.run(
+        [sys.executable, "-c", "import wikigym; print(wikigym.__file__)"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(got.stdout.strip()).resolve()
+
+
 def _build(tree: Path, world: Path, out: Path, threads: int) -> dict[str, Any]:
+    # The build runs in the tree's folder: ``python -m`` puts the working directory first on
+    # sys.path, so run from this checkout it would import this checkout's wikigym whatever
+    # PYTHONPATH says (both sides would then be the same code).
     env = os.environ.copy()
     os.environ["PYTHONPATH"] = str(tree)
     try:
-        got = run_measured(build_command(world, out, threads))
+        got = run_measured(build_command(world, out, threads), cwd=tree)
     finally:
         os.environ.clear()
         os.environ.update(env)
@@ -56,8 +73,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--name", default="world_build_facts")
     args = parser.parse_args()
+    args.world, args.work = args.world.resolve(), args.work.resolve()  # builds run elsewhere
     args.work.mkdir(parents=True, exist_ok=True)
     sides = {"baseline": args.baseline.resolve(), "this": args.tree.resolve()}
+    for side, tree in sides.items():
+        got = _imports_from(tree)
+        if not got.is_relative_to(tree):
+            sys.exit(f"error: the {side} build would import wikigym from {got}, not {tree}")
+    if sides["baseline"] == sides["this"]:
+        sys.exit("error: --baseline and --tree are the same tree; give two trees to compare")
     runs: list[dict[str, Any]] = []
     for r in range(args.rounds):
         for side in ("baseline", "this", "this", "baseline"):

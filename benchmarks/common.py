@@ -251,15 +251,20 @@ class TreeMemory(Poller):
         self.samples += 1
 
 
-def run_measured(cmd: Sequence[str], interval: float = 0.5) -> dict[str, Any]:
-    """Run a command to completion; return its seconds and the peak memory of its tree.
+def run_measured(
+    cmd: Sequence[str], interval: float = 0.5, cwd: Path | None = None
+) -> dict[str, Any]:
+    """Run a command to completion (in ``cwd``, default the repository root); return its
+    seconds, CPU seconds and the peak memory of its tree.
 
     Raises:
         subprocess.CalledProcessError: The command failed (its stderr tail is printed).
     """
     start = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.Popen(list(cmd), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd or ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     with TreeMemory(proc.pid, interval) as mem:
         stdout, stderr = proc.communicate()
     seconds = time.perf_counter() - start
