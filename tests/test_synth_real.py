@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,10 @@ from wikigym.corpora.vocabulary import vocabulary
 from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
+from wikigym.synth.cli import main as synth_main
 from wikigym.synth.query import Project, relations_of, unwrap
 from wikigym.synth.templates import has_phrasing
+from wikigym.tasks.taskset import TaskSet
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +85,28 @@ def test_real_questions_use_vocabulary_relations_only(snap: Snapshot, level: str
             value = vocab.relations[root.relation].value
             if value in ("date", "number"):
                 assert t.answer_type == value, (t.question, t.answer, t.answer_type)
+
+
+def test_up_to_keeps_what_a_real_dump_yields(
+    snap: Snapshot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real excerpt's count of easy questions is not known in advance (issue 38): with
+    ``--up-to`` the count asked for is a cap, and the tasks made are those an exact run of that
+    many makes (same taskset id); without it the same call fails, naming how many it made."""
+    cap = 5000
+    out = tmp_path / "easy.jsonl"
+    args = ["generate", "--difficulty", "easy", "--n", str(cap), "--corpus", str(snap.path)]
+    assert synth_main([*args, "--up-to", "--out", str(out)]) == 0
+    capped = TaskSet.load(out)
+    assert 0 < len(capped) < cap
+    assert f"{len(capped)} of up to {cap} tasks" in capsys.readouterr().out
+    exact = generate_tasks(snap, SynthConfig(difficulty="easy", n=len(capped), seed=0))
+    assert capped.taskset_id == exact.taskset_id
+    with pytest.raises(SynthError, match=f"made only {len(capped)} easy task"):
+        generate_tasks(snap, SynthConfig(difficulty="easy", n=len(capped) + 1, seed=0))
+    # A cap is not a licence for an empty TaskSet: no task at all is still the one-line error.
+    with pytest.raises(SynthError, match="made only 0 hard task"):
+        generate_tasks(
+            snap,
+            SynthConfig(difficulty="hard", n=3, seed=0, attempts_per_task=150, up_to=True),
+        )

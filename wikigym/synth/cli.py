@@ -1,7 +1,7 @@
 """The ``synth`` command line (also ``wikigym synth``): generate, verify and describe TaskSets.
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
-[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL]``;
+[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL] [--up-to]``;
 ``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
 ``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
 ``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
@@ -55,6 +55,9 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
     g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
                    help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
+    g.add_argument("--up-to", action="store_true",
+                   help="--n is a cap: keep the tasks made before the first one the snapshot "
+                   "cannot yield (for real dumps) instead of failing")  # fmt: skip
     g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
     v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
@@ -120,13 +123,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
         yes_no=args.yes_no,
         llm=args.llm,
         unanswerable=args.unanswerable,
+        up_to=args.up_to,
     )
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
     dt = time.perf_counter() - t0
-    print(f"{len(tasks)} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
+    made = f"{len(tasks)} of up to {args.n}" if args.up_to else f"{len(tasks)}"
+    print(f"{made} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
     return 0
 
 

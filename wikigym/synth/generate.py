@@ -76,6 +76,11 @@ class SynthConfig:
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
         attempts_per_task: Drafts tried per task before giving up.
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
+        up_to: ``n`` is a cap: stop at the first slot no draft fills and return the tasks
+            made before it (at least one), instead of failing. For a real dump, whose count
+            of easy questions is not known in advance; without unanswerable tasks the result
+            is the first tasks of any larger ``n``, so one run with a cap equals a run asking
+            for exactly what it made.
     """
 
     difficulty: str = "mixed"
@@ -86,6 +91,7 @@ class SynthConfig:
     llm: str | None = None
     attempts_per_task: int = 400
     unanswerable: float = 0.0
+    up_to: bool = False
 
 
 # The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
@@ -469,11 +475,12 @@ def _levels(difficulty: str, n: int) -> list[str]:
 
 
 def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
-    """``config.n`` proved tasks from ``snapshot``.
+    """``config.n`` proved tasks from ``snapshot`` (with ``config.up_to``: as many as it yields,
+    up to ``config.n``).
 
     Raises:
         SynthError: Bad options, or fewer tasks than asked could be made (the message says
-            how many and what to change).
+            how many and what to change; with ``up_to``, only when none could).
     """
     if config.difficulty not in DIFFICULTIES:
         raise SynthError(
@@ -549,6 +556,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             task = cand
             break
         if task is None:
+            if config.up_to and tasks:
+                break
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "
                 f"{config.attempts_per_task} attempts for the next one ({len(tasks)} of "
@@ -561,7 +570,10 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         seen_ids.add(task.task_id)
         seen_answers.add((level, task.answer))
         made[level] = made.get(level, 0) + 1
-    name = f"synth-{config.difficulty}-n{config.n}-s{config.seed}-{snapshot.snapshot_id[:12]}"
+    # Named by what was asked: an up_to run is not the exact run of its own length when
+    # unanswerable slots (spread over the cap) are asked for.
+    size = f"upto{config.n}" if config.up_to else f"n{config.n}"
+    name = f"synth-{config.difficulty}-{size}-s{config.seed}-{snapshot.snapshot_id[:12]}"
     return TaskSet(tasks, name=name)
 
 
