@@ -22,10 +22,12 @@ import) and recorded by snapshot id, taskset id, generator and seed, so the expe
 after synth changes and says what it used.
 
 The tokenizer (``--tokenizer``): ``mixed`` (default) is trained on the train world's chats and
-on real English Wikipedia text in equal shares (``--english-share``): the shared wikitext
-articles and wiki-18 passages, built into a snapshot, less every page whose title is a page of
-an eval set; ``world`` is ``bench_learning_search.py``'s (the train world's chats alone: its
-SFT and GRPO are that benchmark's, bit for bit).
+on real English Wikipedia text, a quarter of its characters (``--english-share``): the shared
+wikitext articles and wiki-18 passages, built into a snapshot, less every page whose title is a
+page of an eval set; ``world`` is ``bench_learning_search.py``'s (the train world's chats
+alone: its SFT and GRPO are that benchmark's, bit for bit). ``--stage vocab`` writes
+``transfer_vocabulary.json``: the vocabulary figures below for tokenizers of several English
+shares, without training (what chose the default).
 
 Beside success (Wilson 95% intervals), tool-call validity and mean steps, the JSON says why:
 per set, the ceiling of the learnt skill (the share of tasks whose answer the question's own
@@ -39,6 +41,7 @@ Stages (each well inside 90 minutes on 2 cores; ``--stage all`` runs both in one
     python benchmarks/bench_transfer.py --threads 1 --stage sft    # sets, SFT, untrained + SFT evals
     python benchmarks/bench_transfer.py --threads 1 --stage grpo   # GRPO from that SFT, its evals
     python benchmarks/bench_transfer.py --smoke                    # pipeline check (minutes)
+    python benchmarks/bench_transfer.py --stage vocab              # tokenizer survey (minutes)
 
 ``--stage grpo`` starts from the SFT checkpoint ``--stage sft`` left in the work folder only if
 it was made with the same settings and the eval sets are the same (else one line says to rerun
@@ -113,14 +116,17 @@ def taskset_record(taskset: Any, snapshot: Any) -> dict[str, Any]:
     }
 
 
-def build_eval_sets(work: Path, sizes: lsb.Sizes, caps: Caps, args: argparse.Namespace) -> list:
-    """The three eval sets, built from the current code (the real ones afresh every run)."""
+def build_eval_sets(
+    work: Path, folder: Path, sizes: lsb.Sizes, caps: Caps, args: argparse.Namespace
+) -> list:
+    """The three eval sets, built from the current code: the real ones afresh every run in
+    ``folder`` (one per run's models: runs side by side do not rebuild each other's), the
+    reference world cached in ``work`` as ``bench_learning_search`` caches it."""
     from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
     from wikigym.synth.generate import SynthConfig, generate_tasks
     from wikigym.tasks.importers import import_hotpotqa
 
     data = shared_data()
-    folder = work / "eval"
     folder.mkdir(parents=True, exist_ok=True)
     sets: list[EvalSet] = []
 
@@ -202,13 +208,13 @@ def build_eval_sets(work: Path, sizes: lsb.Sizes, caps: Caps, args: argparse.Nam
     return sets
 
 
-def english_texts(work: Path, sets: list[EvalSet]) -> tuple[tuple[str, ...], dict[str, Any]]:
+def english_texts(folder: Path, sets: list[EvalSet]) -> tuple[tuple[str, ...], dict[str, Any]]:
     """Real English passages for the mixed tokenizer (see the module docstring), in passage
-    order, and what they are."""
+    order, and what they are (their snapshot is built in ``folder``)."""
     from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
 
     data = shared_data()
-    snap_dir = work / "english"
+    snap_dir = folder / "english"
     sources = [open_build_source(data / p) for p in ENGLISH]
     build_snapshot(sources, snap_dir, BuildConfig(), overwrite=True, progress=False)
     snap = Snapshot.open(snap_dir)
@@ -277,6 +283,30 @@ def vocabulary(tok: Any, chat_texts: tuple[str, ...], sets: list[EvalSet]) -> di
     return out
 
 
+SURVEY_SHARES = (0.0, 0.1, 0.25, 0.5)  # 0.0: the chats alone (the world tokenizer)
+
+
+def vocabulary_survey(
+    folder: Path, train: Any, sets: list[EvalSet], vocab_size: int
+) -> dict[str, Any]:
+    """:func:`vocabulary` for tokenizers trained with each of :data:`SURVEY_SHARES` of real
+    English (no model is trained)."""
+    from wikigym.trainers.tag_chats import tag_chats
+    from wikigym.trainers.tiny import TokenizerText, build_tokenizer
+
+    texts = lsb.chat_texts(tag_chats(train))
+    english, _ = english_texts(folder, sets)
+    out: dict[str, Any] = {}
+    for share in SURVEY_SHARES:
+        tok_texts = texts if share == 0.0 else tokenizer_texts(texts, english, share)[0]
+        tok = build_tokenizer(
+            vocab_size,
+            TokenizerText(texts=tok_texts, space_words=True, prefix_preserving=True),
+        )
+        out[str(share)] = vocabulary(tok, texts, sets)
+    return out
+
+
 def ceiling(s: EvalSet) -> dict[str, Any]:
     """The skill's ceiling on a set: the share of tasks whose answer the question's own
     results show (as the SFT chats were made), and with the entity's search after it."""
@@ -314,6 +344,10 @@ def read_episodes(s: EvalSet, episodes: list[dict[str, Any]], tok: Any) -> dict[
         counts["question_copied"] += first == f"<search> {task.question} </search>"
         counts["searched"] += first.startswith("<search>")
         counts["answered"] += e["answer"] is not None
+        # An answer copied from what the episode read (right or wrong), not written from memory.
+        counts["answer_from_results"] += e["answer"] is not None and any(
+            e["answer"].strip() and shown_in(e["answer"].strip(), o) for o in observations
+        )
         counts["answer_shown"] += shown
         counts["right_when_shown"] += shown and success
         counts["success"] += success
@@ -327,6 +361,9 @@ def read_episodes(s: EvalSet, episodes: list[dict[str, Any]], tok: Any) -> dict[
         "first_turn_searches": round(counts["searched"] / n, 4),
         "question_copied_exactly": round(counts["question_copied"] / n, 4),
         "answered": round(counts["answered"] / n, 4),
+        "answer_from_results": round(counts["answer_from_results"] / counts["answered"], 4)
+        if counts["answered"]
+        else 0.0,
         "answer_shown": round(counts["answer_shown"] / n, 4),
         "right_when_shown": round(counts["right_when_shown"] / counts["answer_shown"], 4)
         if counts["answer_shown"]
@@ -444,10 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: a pipeline check")
     ap.add_argument(
         "--stage",
-        choices=("sft", "grpo", "all"),
+        choices=("sft", "grpo", "all", "vocab"),
         default="all",
         help="sft: eval sets, SFT, the untrained and SFT evaluations; grpo: GRPO from the SFT "
-        "stage's checkpoint and its evaluations; all: both",
+        "stage's checkpoint and its evaluations; all: both; vocab: only the tokenizer survey "
+        "(transfer_vocabulary.json)",
     )
     ap.add_argument(
         "--tokenizer",
@@ -459,8 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--english-share",
         type=float,
-        default=0.5,
-        help="share of the mixed tokenizer's training characters that are real English",
+        default=0.25,
+        help="share of the mixed tokenizer's training characters that are real English (0.25: "
+        "fewer tokens per real word than the chats alone, with about as few tokens the SFT "
+        "data never holds; 0.5 left such a token in 46%% of enwiki questions)",
     )
     ap.add_argument("--out", type=Path, default=RESULTS, help="where the JSON and PNG go")
     ap.add_argument("--work", type=Path, default=WORK, help="worlds, eval sets, checkpoints")
@@ -501,7 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tag = "transfer" + ("_smoke" if args.smoke else "")
     tag += "" if args.tokenizer == "mixed" else f"_{args.tokenizer}"
     work = args.work / profile / f"seed{args.seed}"
-    models = work / f"tokenizer-{args.tokenizer}"
+    # One folder per tokenizer's models and real eval sets (the survey trains none).
+    models = work / ("tokenizer-survey" if args.stage == "vocab" else f"tokenizer-{args.tokenizer}")
     models.mkdir(parents=True, exist_ok=True)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -519,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings[key] = round(time.perf_counter() - start, 1)
 
     t = time.perf_counter()
-    sets = build_eval_sets(work, sizes, caps, args)
+    sets = build_eval_sets(work, models / "eval", sizes, caps, args)
     train_world = lsb.build_world(
         args.train_world_seed,
         sizes.articles,
@@ -530,6 +571,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = lsb.spec_for(train_world, sizes.train_tasks, args.seed, sizes)
     timed("worlds_and_eval_sets", t)
     set_records = {s.name: s.record for s in sets}
+    if args.stage == "vocab":
+        survey = vocabulary_survey(models / "eval", train, sets, sizes.vocab_size)
+        res = {
+            "smoke": args.smoke,
+            "command": command.strip(),
+            "train": {"world_seed": args.train_world_seed, "tasks": sizes.train_tasks},
+            "sets": set_records,
+            "vocab_size": sizes.vocab_size,
+            "tokenizers": survey,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+        path = out / f"{tag}_vocabulary.json"
+        path.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+        for share, row in survey.items():
+            cells = ", ".join(
+                f"{name}: {row[name]['question']['texts_with_unseen_token']:.3f} of questions "
+                f"with an unseen token, {row[name]['question']['tokens_per_word']:.2f} tokens/word"
+                for name in set_records
+            )
+            print(f"english share {share}: {cells}")
+        return 0
 
     recipe = lsb.sft_recipe(sizes, args.seed)
     made_by = lsb.sft_key(recipe, args.train_world_seed, sizes) | {
@@ -605,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         tok_texts = texts
         if args.tokenizer == "mixed":
-            english, english_record = english_texts(work, sets)
+            english, english_record = english_texts(models / "eval", sets)
             tok_texts, repeat = tokenizer_texts(texts, english, args.english_share)
             tok_record |= {"english": english_record, "english_repeat": repeat}
             tok_record["english_share"] = round(

@@ -75,6 +75,10 @@ def test_smoke_stages_write_every_set_and_stage_with_intervals(
         assert 0.0 <= record["ceiling"]["question_search_shows_answer"] <= 1.0
         assert set(record["vocabulary"]) == {"question", "answer"}
         assert set(result["diagnosis"][name]) == {"untrained", "sft", "grpo"}
+        reading = result["diagnosis"][name]["grpo"]
+        assert reading["episodes"] == rows["grpo"]["n"]
+        for key in ("question_copied_exactly", "answer_shown", "answer_from_results", "mean_f1"):
+            assert 0.0 <= reading[key] <= 1.0
     # Trained only on the generated world, with a tokenizer that also saw real English (less
     # the eval sets' own pages).
     train = result["train"]
@@ -95,6 +99,16 @@ def test_smoke_stages_write_every_set_and_stage_with_intervals(
     }
     png = tmp_path / "results" / "transfer_smoke.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+    # The tokenizer survey: the vocabulary figures for each English share, no training.
+    vocab = _run(["--stage", "vocab", *where], shared_data, 900)
+    assert vocab.returncode == 0, vocab.stderr[-2000:]
+    survey = json.loads((tmp_path / "results" / "transfer_smoke_vocabulary.json").read_text())
+    assert list(survey["tokenizers"]) == ["0.0", "0.1", "0.25", "0.5"]
+    for row in survey["tokenizers"].values():
+        for name in SETS:
+            assert 0.0 <= row[name]["question"]["unseen_token_share"] <= 1.0
+            assert row[name]["answer"]["tokens_per_word"] > 0
 
 
 def test_tokenizer_texts_weigh_english_to_its_share() -> None:
