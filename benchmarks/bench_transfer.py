@@ -543,6 +543,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = args.work / profile / f"seed{args.seed}"
     # One folder per tokenizer's models and real eval sets (the survey trains none).
     models = work / ("tokenizer-survey" if args.stage == "vocab" else f"tokenizer-{args.tokenizer}")
+    stage_file = models / STAGE_SFT
+    finished_sft = stage_file.is_file() and (models / "sft" / "chats" / "final").is_dir()
+    if args.stage == "grpo" and not finished_sft:  # before the minutes of building sets
+        print(
+            f"error: --stage grpo: no finished --stage sft in {models}; run --stage sft with "
+            "the same options first",
+            file=sys.stderr,
+        )
+        return 2
     models.mkdir(parents=True, exist_ok=True)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -598,7 +607,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tokenizer": args.tokenizer,
         "english_share": args.english_share if args.tokenizer == "mixed" else None,
     }
-    stage_file = models / STAGE_SFT
     from wikigym.corpora import Snapshot
 
     train_taskset = train.taskset()

@@ -37,15 +37,17 @@ def _run(args: list[str], shared: Path, timeout: int) -> subprocess.CompletedPro
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # four runs; minutes each on a loaded 2-core machine
 def test_smoke_stages_write_every_set_and_stage_with_intervals(
     tmp_path: Path, shared_data: Path
 ) -> None:
     where = ["--out", str(tmp_path / "results"), "--work", str(tmp_path / "work")]
     # The GRPO stage refuses to start without the SFT stage's checkpoint, in one line.
-    early = _run(["--stage", "grpo", *where], shared_data, 600)
+    early = _run(["--stage", "grpo", *where], shared_data, 120)
     assert early.returncode == 2
     assert early.stderr.startswith("error: --stage grpo: no finished --stage sft")
     assert early.stderr.count("\n") == 1
+    assert not (tmp_path / "results").exists()  # nothing half-made
 
     sft = _run(["--stage", "sft", *where], shared_data, 1200)
     assert sft.returncode == 0, sft.stderr[-2000:]
