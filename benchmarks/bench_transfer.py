@@ -250,9 +250,18 @@ def tokenizer_texts(
     return chat_texts + english * repeat, repeat
 
 
-def vocabulary(tok: Any, chat_texts: tuple[str, ...], sets: list[EvalSet]) -> dict[str, Any]:
+def _shown_token(tok: Any, token_id: int) -> str:
+    """A token as text, or as its byte-level form when it is part of a character."""
+    text = str(tok.decode([token_id]))
+    return text if "\ufffd" not in text else str(tok.convert_ids_to_tokens(token_id))
+
+
+def vocabulary(
+    tok: Any, chat_texts: tuple[str, ...], sets: list[EvalSet], *, examples: int = 0
+) -> dict[str, Any]:
     """Per eval set: tokens per word of its questions and answers, and the share of their
-    tokens that the SFT chats never held (their embeddings were trained only to be unlikely)."""
+    tokens that the SFT chats never held (their embeddings were trained only to be unlikely);
+    with ``examples``, that many of those tokens, the most frequent first."""
     seen: set[int] = set()
     for start in range(0, len(chat_texts), 1024):
         batch = tok(list(chat_texts[start : start + 1024]), add_special_tokens=False)["input_ids"]
@@ -269,7 +278,8 @@ def vocabulary(tok: Any, chat_texts: tuple[str, ...], sets: list[EvalSet]) -> di
             ids = tok([" " + x for x in texts], add_special_tokens=False)["input_ids"]
             n_tok = sum(len(i) for i in ids)
             words = sum(len(x.split()) for x in texts) or 1
-            unseen = sum(1 for i in ids for t in i if t not in seen)
+            missing = Counter(t for i in ids for t in i if t not in seen)
+            unseen = sum(missing.values())
             row[field] = {
                 "tokens_per_word": round(n_tok / words, 3),
                 "unseen_token_share": round(unseen / n_tok, 4) if n_tok else 0.0,
@@ -279,6 +289,11 @@ def vocabulary(tok: Any, chat_texts: tuple[str, ...], sets: list[EvalSet]) -> di
                 if ids
                 else 0.0,
             }
+            if examples:
+                row[field]["unseen_examples"] = {
+                    _shown_token(tok, t): c
+                    for t, c in sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))[:examples]
+                }
         out[s.name] = row
     return out
 
@@ -303,7 +318,7 @@ def vocabulary_survey(
             vocab_size,
             TokenizerText(texts=tok_texts, space_words=True, prefix_preserving=True),
         )
-        out[str(share)] = vocabulary(tok, texts, sets)
+        out[str(share)] = vocabulary(tok, texts, sets, examples=12)
     return out
 
 
