@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -76,6 +77,7 @@ HOTPOTQA = "qa/hotpotqa-distractor-300.jsonl"
 # dropped by title as well).
 ENGLISH = ("wiki/wikitext", "wiki/dpr-wiki18-1000passages.jsonl")
 EPISODES_KEPT = 8  # per set and stage, in transfer_episodes.jsonl
+SEARCH_TAG = re.compile(r"<search>(.*?)(?:</search>|$)", re.DOTALL)
 OBSERVATION_CHARS = 600  # of each kept observation
 
 
@@ -263,11 +265,24 @@ def vocabulary(
     tokens that the SFT chats never held (their embeddings were trained only to be unlikely);
     with ``examples``, that many of those tokens, the most frequent first."""
     seen: set[int] = set()
+    lengths: list[int] = []
     for start in range(0, len(chat_texts), 1024):
         batch = tok(list(chat_texts[start : start + 1024]), add_special_tokens=False)["input_ids"]
         for ids in batch:
             seen.update(ids)
-    out: dict[str, Any] = {"tokens_in_sft_data": len(seen), "vocab": len(tok)}
+            lengths.append(len(ids))
+    lengths.sort()
+    out: dict[str, Any] = {
+        "tokens_in_sft_data": len(seen),
+        "vocab": len(tok),
+        # How long the SFT chats' texts are (the template adds ~10 tokens): an observation
+        # longer than these is a position the model never trained at.
+        "sft_chat_text_tokens": {
+            "median": lengths[len(lengths) // 2] if lengths else 0,
+            "p99": lengths[int(len(lengths) * 0.99)] if lengths else 0,
+            "max": lengths[-1] if lengths else 0,
+        },
+    }
     for s in sets:
         tasks = list(s.spec.taskset())[: s.limit]
         row: dict[str, Any] = {}
@@ -352,12 +367,15 @@ def read_episodes(s: EvalSet, episodes: list[dict[str, Any]], tok: Any) -> dict[
         task = tasks[e["task_id"]]
         golds = [task.answer, *task.aliases]
         turns = e["turns"]
-        first = turns[0]["content"] if turns else ""
         observations = [m["content"] for m in turns if m["role"] == "tool"]
         success = e["components"].get("outcome", e["reward"]) > 0
         shown = any(shown_in(g, o) for g in golds for o in observations)
-        counts["question_copied"] += first == f"<search> {task.question} </search>"
-        counts["searched"] += first.startswith("<search>")
+        # The first turn searched if the env ran a search (its observation says so); the query
+        # is the tag's text (a turn cut at the token cap has no closing tag).
+        searched = bool(observations) and observations[0].startswith("search(")
+        query = SEARCH_TAG.search(turns[0]["content"]) if searched else None
+        counts["searched"] += searched
+        counts["question_copied"] += query is not None and query.group(1).strip() == task.question
         counts["answered"] += e["answer"] is not None
         # An answer copied from what the episode read (right or wrong), not written from memory.
         counts["answer_from_results"] += e["answer"] is not None and any(
@@ -368,7 +386,7 @@ def read_episodes(s: EvalSet, episodes: list[dict[str, Any]], tok: Any) -> dict[
         counts["success"] += success
         if e["answer"] is not None:
             f1 += best_match(e["answer"], golds)[1]
-        if len(turns) > 1 and first.startswith("<search>"):
+        if searched:
             obs_tokens.append(len(tok(turns[1]["content"], add_special_tokens=False)["input_ids"]))
         by_type.setdefault(task.answer_type, []).append(int(success))
     return {
@@ -636,10 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "level": lsb.LEVEL,
         "seed": args.seed,
         "sizes": sizes.__dict__,
+        "sft_max_length": recipe.max_length,  # tokens of a chat SFT trains on (longer: cut)
     }
     evals: dict[str, dict[str, Any]] = {s.name: {} for s in sets}
-    diagnosis: dict[str, dict[str, Any]] = {s.name: {} for s in sets}
-    kept: list[dict[str, Any]] = []
     stage_info: dict[str, Any] = {}
     commands: dict[str, str] = {}
 
@@ -661,14 +678,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         assert stored is not None
         evals = stored["eval"]
-        diagnosis = stored["diagnosis"]
-        kept = stored["kept"]
         stage_info = stored["info"]
         commands = stored["commands"]
         tok_record = stored["tokenizer"]
-        vocab = stored["vocabulary"]
         ceilings = stored["ceilings"]
         sft_loss = stored["sft_loss"]
+        # The vocabulary figures are redone by the current code (the chats are deterministic).
+        t = time.perf_counter()
+        texts = lsb.chat_texts(tag_chats(train))
+        timed("chats", t)
     else:
         for stale in ("base", "sft", "grpo", STAGE_SFT):
             path = models / stale
@@ -698,13 +716,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         lsb.build_base(models / "base", sizes, args.seed, tok_texts)
         timed("tokenizer_and_base", t)
-        from transformers import AutoTokenizer
-
-        tok = AutoTokenizer.from_pretrained(models / "base")
         t = time.perf_counter()
-        vocab = vocabulary(tok, texts, sets)
         ceilings = {s.name: ceiling(s) for s in sets}
-        timed("vocabulary_and_ceilings", t)
+        timed("ceilings", t)
         t = time.perf_counter()
         sft_stages(models / "base", chats, models / "sft", recipe, cpu=True)
         timed("sft", t)
@@ -721,6 +735,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(models / "base")
+    t = time.perf_counter()
+    vocab = vocabulary(tok, texts, sets)
+    timed("vocabulary", t)
 
     def measure(stage: str, model_dir: Path) -> None:
         for s in sets:
@@ -736,9 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             timed(f"eval_{stage}_{s.name}", t)
             evals[s.name][stage] = stage_row(m)
-            diagnosis[s.name][stage] = read_episodes(s, episodes, tok)
-            kept.extend(kept_episodes(s.name, stage, s, episodes))
-            with (models / f"episodes-{stage}-{s.name}.jsonl").open("w") as f:
+            with episodes_file(stage, s.name).open("w") as f:
                 for e in episodes:
                     f.write(json.dumps(e, ensure_ascii=False) + "\n")
             lo, hi = m["ci_low"], m["ci_high"]
@@ -747,8 +762,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
 
+    def episodes_file(stage: str, name: str) -> Path:
+        return models / f"episodes-{stage}-{name}.jsonl"
+
+    def episodes_of(stage: str, s: EvalSet) -> list[dict[str, Any]]:
+        with episodes_file(stage, s.name).open() as f:
+            return [json.loads(line) for line in f]
+
     def result(complete: bool) -> dict[str, Any]:
+        """The result so far; the reading of the episodes is redone from their files (every
+        stage's, the earlier process's too, read by the current code)."""
         order = {name: i for i, name in enumerate(STAGES)}
+        diagnosis = {
+            s.name: {st: read_episodes(s, episodes_of(st, s), tok) for st in evals[s.name]}
+            for s in sets
+        }
         seconds = dict(stage_info.get("seconds", {}))
         seconds[phase] = dict(timings) | {"total": round(time.perf_counter() - t0, 1)}
         cpu = dict(stage_info.get("cpu_seconds", {}))
@@ -792,8 +820,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp.write_text(json.dumps(res, indent=2, ensure_ascii=False) + "\n")
         tmp.replace(out / f"{tag}.json")
         with (out / f"{tag}_episodes.jsonl").open("w") as f:
-            for e in sorted(kept, key=lambda e: (e["set"], STAGES.index(e["stage"]))):
-                f.write(json.dumps(e, ensure_ascii=False) + "\n")
+            for s in sets:
+                for st in STAGES:
+                    if st in evals[s.name]:
+                        for e in kept_episodes(s.name, st, s, episodes_of(st, s)):
+                            f.write(json.dumps(e, ensure_ascii=False) + "\n")
         return res
 
     commands[args.stage] = command.strip()
@@ -808,12 +839,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "made_by": made_by,
                     "sets": set_records,
                     "eval": evals,
-                    "diagnosis": diagnosis,
-                    "kept": kept,
                     "info": stage_info,
                     "commands": commands,
                     "tokenizer": tok_record,
-                    "vocabulary": vocab,
                     "ceilings": ceilings,
                     "sft_loss": sft_loss,
                 }
