@@ -39,9 +39,9 @@ from common import (
 )
 
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import ManagedContext, TranscriptObservation
+from wikigym.tools import format_tool_call
 
 WORDS = ("history", "theory", "population", "climate", "war", "science", "music", "language")
 CHECKPOINTS = (10, 30, 60)

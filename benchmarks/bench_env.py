@@ -32,8 +32,8 @@ import psutil
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import format_tool_call
 
 
 def queries_for(snap: Snapshot, n: int) -> list[str]:

@@ -339,7 +339,7 @@ def evaluate(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from wikigym.envs.codes import NO_ATTEMPT_CODES
+    from wikigym.codes import NO_ATTEMPT_CODES
     from wikigym.trainers.coldstart import compact_prompt
 
     tok = AutoTokenizer.from_pretrained(model_dir)

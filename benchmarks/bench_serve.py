@@ -45,7 +45,7 @@ SEARCH_STEPS = 8  # per client in the search comparison
 
 
 def oracle_plan(task: Any) -> list[str]:
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     return [format_tool_call(c.name, c.arguments) for c in task.oracle]
 
@@ -389,7 +389,7 @@ async def drive_retriever(
 async def drive_serve(url: str, clients: int, queries: list[str]) -> tuple[list[float], float, int]:
     import websockets
 
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     lat: list[float] = []
     errors = 0
@@ -420,7 +420,7 @@ async def drive_serve(url: str, clients: int, queries: list[str]) -> tuple[list[
 
 def bench_search(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
     from wikigym.envs.recipe import env_spec, make_env
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     queries = search_queries(tasks)
     rows = []

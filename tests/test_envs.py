@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -12,11 +13,11 @@ from gymnasium.utils.env_checker import check_env
 
 import wikigym
 from wikigym.corpora import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import OracleCall, RubricEntry, Task, TaskSet
+from wikigym.tools import format_tool_call
 
 
 def call(name: str, **arguments: object) -> str:
@@ -67,6 +68,36 @@ def test_check_env_wikisearch(snap: Snapshot, tasks: TaskSet) -> None:
 
 def test_check_env_calc() -> None:
     check_env(gym.make("Calc-v0").unwrapped)
+
+
+def test_a_failed_reset_leaves_the_env_usable(snap: Snapshot, tasks: TaskSet) -> None:
+    """Issue 33: a reset that raises (an unknown task id), first or mid-episode, changes
+    nothing: the env made by ``gym.make`` resets and steps on as one that never failed."""
+    actions = ["<search>anarchism</search>", "<search>city</search>", "<search>river</search>"]
+
+    def make() -> gym.Env:
+        return gym.make("WikiSearch-v0", corpus=snap, tasks=tasks, max_steps=5, python="off")
+
+    def episode(env: gym.Env) -> list[object]:
+        out: list[object] = [env.reset(seed=3)[0]]
+        out += [env.step(a)[:4] for a in actions]
+        return out
+
+    reference = episode(make())
+    env = make()
+    for _ in range(2):  # the first reset, then again
+        with pytest.raises(TaskSetError, match="no task"):
+            env.reset(seed=3, options={"task_id": "no-such-task"})
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(actions[0])  # no episode yet: the env's own error, not a checker's TypeError
+    assert episode(env) == reference
+    assert episode(env) == reference  # and every episode after
+    # Mid-episode: the episode in progress goes on, its RNG untouched.
+    obs, _ = env.reset(seed=3)
+    first = env.step(actions[0])[:4]
+    with pytest.raises(TaskSetError):
+        env.reset(seed=99, options={"task_id": "no-such-task"})
+    assert [obs, first, *(env.step(a)[:4] for a in actions[1:])] == reference
 
 
 def test_first_observation_and_info(env: WikiSearchEnv, snap: Snapshot, tasks: TaskSet) -> None:
@@ -353,7 +384,7 @@ def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path
 
 
 def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
-    from wikigym.envs.sandbox import PythonSandbox
+    from wikigym.sandbox.sandbox import PythonSandbox
 
     ok, reason = PythonSandbox.available()
     if not ok:
@@ -372,14 +403,13 @@ def test_step_outputs_are_the_structure_of_the_observation(
     env: WikiSearchEnv, snap: Snapshot
 ) -> None:
     """Wrappers and agents read ``env.last_outputs``; the observation is its rendering."""
-    from wikigym.envs.render import render
-    from wikigym.envs.results import (
-        ActionErrorOutput,
-        FindOutput,
-        NoticeOutput,
-        PageOutput,
-        SearchOutput,
-    )
+    from wikigym.envs.results import ActionErrorOutput, NoticeOutput
+    from wikigym.tools.find import FindOutput
+    from wikigym.tools.open import PageOutput
+    from wikigym.tools.search import SearchOutput
+
+    def render(out: Any) -> str:
+        return out.render()
 
     env.reset(seed=0)
     assert env.last_outputs == ()
@@ -428,9 +458,9 @@ def test_corpus_that_is_not_a_snapshot_is_a_typed_error(tasks: TaskSet, tmp_path
 
 def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:
     """Task sources place oracle citations by tasks.layout; open must show exactly that."""
-    from wikigym.envs.tool_specs import OpenArgs
-    from wikigym.envs.tools import ToolBox, ToolConfig
     from wikigym.tasks.layout import page_blocks, paginate
+    from wikigym.tools import ToolBox, ToolConfig, run_tool
+    from wikigym.tools.open import OpenArgs
 
     box = ToolBox(snap, config=ToolConfig(page_chars=1500))
     titles = snap.sql("SELECT title FROM articles ORDER BY doc_id LIMIT 40").column(0).to_pylist()
@@ -441,9 +471,11 @@ def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:
         parts = paginate(page_blocks(page, page.sections), 1500)
         multi += len(parts) > 1
         for n, part in enumerate(parts, 1):
-            shown = box.open(OpenArgs(page=title, part=n))
+            shown = run_tool(box, "open", OpenArgs(page=title, part=n))
             assert shown.error is None
             assert shown.seen[1:] == tuple(b.ref for b in part)
             assert "\n".join(b.render() for b in part) in shown.text
-        assert box.open(OpenArgs(page=title, part=len(parts) + 1)).error == "invalid_part"
+        assert (
+            run_tool(box, "open", OpenArgs(page=title, part=len(parts) + 1)).error == "invalid_part"
+        )
     assert multi > 5

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from wikigym.corpora import Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 from wikigym.tasks import cli as tasks_cli
@@ -22,6 +21,7 @@ from wikigym.tasks.importers import (
     import_nq_open,
 )
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import format_tool_call
 
 HOTPOT = "qa/hotpotqa-distractor-300.jsonl"
 

@@ -16,8 +16,8 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import SnapshotError, SnapshotMismatchError
+from wikigym.tools import format_tool_call
 
 PICKLERS = [pytest.param(pickle, id="pickle"), pytest.param(cloudpickle, id="cloudpickle")]
 

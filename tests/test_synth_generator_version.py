@@ -7,9 +7,8 @@ the TaskSet of the old code (issue 13's rewording did: ``wikigym.synth/3`` kept 
 
 from __future__ import annotations
 
-from wikigym.corpora.default import ensure_default_snapshot
 from wikigym.synth.generate import GENERATOR, SynthConfig, generate_tasks
-from wikigym.tasks.defaults import default_tasks_path, shared_snapshot
+from wikigym.tasks.defaults import default_snapshot, default_tasks_path
 
 # The taskset_id of 8 mixed tasks (seed 0) of the embedded default world, per generator name.
 PINNED = {
@@ -22,7 +21,7 @@ PINNED = {
 
 
 def test_the_generator_name_changes_with_its_output() -> None:
-    snap = shared_snapshot(ensure_default_snapshot(progress=False))
+    snap = default_snapshot(progress=False)
     tasks = generate_tasks(snap, SynthConfig(difficulty="mixed", n=8, seed=0))
     assert GENERATOR in PINNED, f"pin the new generator {GENERATOR!r}: add its taskset_id"
     assert tasks.taskset_id == PINNED[GENERATOR], (

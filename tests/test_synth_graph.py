@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wikigym.synth.graph as graph_mod
+import wikigym.synth.graph.build as graph_build
+import wikigym.synth.graph.limits as graph_limits
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
-from wikigym.synth.graph import SKIP_RELATIONS, KnowledgeGraph, _clean_value, _kind_of
+from wikigym.synth.graph import SKIP_RELATIONS, KnowledgeGraph
+from wikigym.synth.graph.kinds import clean_value, kind_of_infobox
 from wikigym.synth.values import clean_literal
 
 
@@ -24,7 +26,7 @@ class Reference:
         n = max(arts.column("doc_id").to_pylist()) + 1
         self.titles, self.redirects, self.kinds = [""] * n, [()] * n, [None] * n
         for d, t, r, k in zip(*(c.to_pylist() for c in arts.columns), strict=True):
-            self.titles[d], self.redirects[d], self.kinds[d] = t, tuple(r or ()), _kind_of(k)
+            self.titles[d], self.redirects[d], self.kinds[d] = t, tuple(r or ()), kind_of_infobox(k)
         world = snap.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
         self.source = source = "world" if world.column("n")[0].as_py() else "infobox"
         typed = "" if source == "world" else " AND f.typed AND p.doc_id = f.subject_doc_id"
@@ -48,7 +50,7 @@ class Reference:
                 if odoc != subj:
                     self.rows.append((fid, subj, rel, odoc, ot or obj, pid, "entity", None))
                 continue
-            if source != "world" and not _clean_value(vt, obj):
+            if source != "world" and not clean_value(vt, obj):
                 continue
             lit = clean_literal("text" if vt == "entity" else vt, obj)
             if lit is None:
@@ -161,8 +163,8 @@ def test_streaming_in_small_chunks_builds_the_same_graph(
     world: Snapshot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = KnowledgeGraph.from_snapshot(world)
-    monkeypatch.setattr(graph_mod, "CHUNK_FACTS", 97)  # many fact chunks
-    monkeypatch.setattr(graph_mod, "PIECE_FACTS", 301)  # and value pieces
+    monkeypatch.setattr(graph_build, "CHUNK_FACTS", 97)  # many fact chunks
+    monkeypatch.setattr(graph_build, "PIECE_FACTS", 301)  # and value pieces
     pieces = KnowledgeGraph.from_snapshot(world)
     a, b = _arrays(whole), _arrays(pieces)
     for name in a:
@@ -259,11 +261,11 @@ def test_a_range_decided_on_a_set_is_the_built_range(world: Snapshot) -> None:
             ids = np.unique(rng.choice(everyone, 40)).astype(np.int64)
             # Read from the facts of ids whatever the sizes (a world this small has no
             # range 16 times larger than 40 entities), before the range's set is built.
-            ratio, graph_mod.PROBE_RATIO = graph_mod.PROBE_RATIO, 0
+            ratio, graph_limits.PROBE_RATIO = graph_limits.PROBE_RATIO, 0
             try:
                 got = g.ids_in_range(ids, rel, lo, hi)
             finally:
-                graph_mod.PROBE_RATIO = ratio
+                graph_limits.PROBE_RATIO = ratio
             assert np.array_equal(got, intersect(ids, g.range_ids(rel, lo, hi)))
             assert g.range_rows(rel, lo, hi) >= len(g.range_ids(rel, lo, hi))
     assert not len(g.ids_in_range(everyone[:5], "no_such_relation", 0, 1))
@@ -285,10 +287,10 @@ def test_a_range_decided_on_a_set_is_the_built_range(world: Snapshot) -> None:
     ev = Evaluator(g)
     probed = ev.ids(node)
     assert wide not in ev._memo  # decided on the narrow set: the range was never built
-    old = graph_mod.PROBE_RATIO
+    old = graph_limits.PROBE_RATIO
     try:
-        graph_mod.PROBE_RATIO = 10**12  # never probe: every set built
+        graph_limits.PROBE_RATIO = 10**12  # never probe: every set built
         built = Evaluator(g).ids(node)
     finally:
-        graph_mod.PROBE_RATIO = old
+        graph_limits.PROBE_RATIO = old
     assert np.array_equal(probed, built) and subject in built.tolist()

@@ -18,6 +18,7 @@ from wikigym.corpora.default import build_world_snapshot
 from wikigym.errors import SynthError
 from wikigym.synth import SynthConfig, generate_tasks, idsets
 from wikigym.synth.evaluate import Evaluator, frozen, same_set
+from wikigym.synth.forms.wide import rivals_cover
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.oracle import build_oracle
 from wikigym.synth.query import (
@@ -36,7 +37,6 @@ from wikigym.synth.query import (
     unwrap,
     walk,
 )
-from wikigym.synth.sampler import rivals_cover
 
 ROOT = Path(__file__).resolve().parents[1]
 

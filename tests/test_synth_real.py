@@ -10,13 +10,13 @@ import pytest
 from wikigym.corpora import Snapshot
 from wikigym.corpora.infobox_values import parse_date
 from wikigym.corpora.vocabulary import vocabulary
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
 from wikigym.synth.cli import main as synth_main
 from wikigym.synth.query import Project, relations_of, unwrap
 from wikigym.synth.templates import has_phrasing
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 
 @pytest.fixture(scope="module")

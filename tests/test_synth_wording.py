@@ -20,8 +20,9 @@ from wikigym.synth import SynthConfig, generate_tasks
 from wikigym.synth.generate import FORM_MIX
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS
+from wikigym.synth.node import phrasing_rng
 from wikigym.synth.query import Entity, Node, Value, walk
-from wikigym.synth.render import Renderer, object_noun, phrasing_rng
+from wikigym.synth.render import Renderer, object_noun
 from wikigym.synth.sampler import Sampler
 from wikigym.synth.templates import TEMPLATES
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.envs.spaces import PAD, UnicodeText
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 N_ENVS = 4
 N_STEPS = 16  # every env ends an episode (answer or budget) and autoresets at least once

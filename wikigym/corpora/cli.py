@@ -8,8 +8,14 @@ import re
 import sys
 from pathlib import Path
 
+from wikigym.cli_args import bounded
 from wikigym.cliutil import SubParsers
+from wikigym.corpora.memory import data_limit
+from wikigym.corpora.snapshot import MIN_SQL_MEMORY_MB, SQL_THREADS
 from wikigym.errors import SnapshotCorruptedError, WikigymError
+
+#: What `corpus sql` lets a query and its result take by default, in MiB.
+SQL_MEMORY_MB = 1024
 
 SYNTHETIC = "synthetic"
 
@@ -74,6 +80,14 @@ def add_parser(sub: SubParsers) -> None:
     q.add_argument("snapshot", type=Path)
     q.add_argument("query")
     q.add_argument("--json", action="store_true", help="rows as JSON lines")
+    q.add_argument(
+        "--memory-mb",
+        type=bounded(int, MIN_SQL_MEMORY_MB),
+        default=SQL_MEMORY_MB,
+        help="the most memory the query and its result may take, in MiB (DuckDB's memory "
+        "limit, with no spilling to disk, and this process's data limit while it runs)",
+    )
+    q.add_argument("--threads", type=bounded(int, 1), default=SQL_THREADS, help="DuckDB's threads")
     q.set_defaults(func=cmd_sql)
 
     v = csub.add_parser("verify", help="recompute every hash; exit 1 naming what changed")
@@ -170,22 +184,36 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
     from wikigym.corpora.snapshot import Snapshot
 
-    snap = Snapshot.open(args.snapshot)
+    snap = Snapshot.open(args.snapshot, sql_memory_mb=args.memory_mb, sql_threads=args.threads)
+    too_much = (
+        f"it needs more than --memory-mb {args.memory_mb} MiB: select less (LIMIT, fewer "
+        "or shorter columns) or raise --memory-mb"
+    )
     try:
-        table = snap.sql(args.query)
+        # DuckDB's limit misses some allocations (one huge string): the process is capped too.
+        with data_limit(args.memory_mb):
+            table = snap.sql(args.query)
+            rows = table.to_pylist()
+            text = (
+                "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in rows)
+                if args.json
+                else format_table(table.column_names, rows)
+            )
+            del table, rows
+    except MemoryError:
+        raise WikigymError(f"query failed: {too_much}") from None
     except duckdb.Error as exc:
         # DuckDB's messages run over several lines (the query, a caret): keep the first.
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise WikigymError(f"query failed: {first}; {too_much}") from None
         raise WikigymError(
             f"query failed: {first}; the tables are articles, passages, links and facts "
             '(see `wikigym corpus sql DIR "DESCRIBE articles"`), and the snapshot is '
             "read-only (no COPY, ATTACH, INSTALL, SET or access to other files)"
         ) from exc
-    if args.json:
-        for row in table.to_pylist():
-            print(json.dumps(row, ensure_ascii=False, default=str))
-    else:
-        print(format_table(table.column_names, table.to_pylist()))
+    if text:
+        print(text)
     return 0
 
 

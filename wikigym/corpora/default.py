@@ -1,10 +1,12 @@
-"""The embedded default: a generated world, built once into the user cache."""
+"""The embedded default corpus: a generated world, built once into a cache folder.
+
+Which cache, and whether the default is used at all, is decided by :mod:`wikigym.defaults`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -18,14 +20,6 @@ from wikigym.errors import BuildError, SnapshotError
 DEFAULT_ARTICLES = 3000
 DEFAULT_SEED = 0
 MIN_WORLD_ARTICLES = 50
-
-
-def cache_dir() -> Path:
-    """``$WIKIGYM_CACHE``, else ``$XDG_CACHE_HOME/wikigym``, else ``~/.cache/wikigym``."""
-    if env := os.environ.get("WIKIGYM_CACHE"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "wikigym"
 
 
 def build_world_snapshot(
@@ -65,8 +59,8 @@ def build_world_snapshot(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def default_snapshot_path() -> Path:
-    """Where the default world snapshot lives in the cache.
+def default_snapshot_path(cache: Path) -> Path:
+    """Where the default world snapshot lives in the cache folder ``cache``.
 
     The name carries the generator version and a hash of the build settings that change
     results, so a release that changes either builds a new default instead of reusing a
@@ -77,16 +71,17 @@ def default_snapshot_path() -> Path:
     settings = json.dumps(BuildConfig().content_config(), sort_keys=True).encode()
     digest = hashlib.sha256(settings).hexdigest()[:8]
     name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-{digest}"
-    return cache_dir() / "snapshots" / name
+    return cache / "snapshots" / name
 
 
-def ensure_default_snapshot(progress: bool = True) -> Path:
-    """Build the default snapshot into the cache unless it is there; return its path.
+def ensure_default_snapshot(cache: Path, progress: bool = True) -> Path:
+    """Build the default snapshot into the cache folder ``cache`` unless it is there; return
+    its path.
 
     A cached default whose manifest lacks a field this version verifies (it was built by
     an older wikigym with the same settings) is rebuilt in place: same content, same id.
     """
-    path = default_snapshot_path()
+    path = default_snapshot_path(cache)
     if _current(path):
         return path
     try:

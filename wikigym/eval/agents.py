@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
+from wikigym.tools import format_tool_call
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ def make_agent(
             model directory).
         seed: Sampling seed passed to model-driven agents.
         model: Model name sent to an OpenAI-compatible endpoint (default: ``default``).
-        timeout_s: Per-request timeout of the OpenAI agent.
+        timeout_s: The OpenAI agent's deadline per request (connect to last byte).
         max_new_tokens: Generation budget per turn of model-driven agents.
         max_steps: The env's step budget (the heuristic answers before it is spent).
         temperature: Sampling temperature of model-driven agents (0: greedy).

@@ -17,8 +17,9 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.replay import RecordTrajectory
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import EvalError
@@ -142,7 +143,7 @@ def run_eval(
     folder = Path(out_dir) / "trajectories"
     _clear_old_trajectories(folder)
     spec = env_spec(
-        "WikiSearch-v0",
+        WIKI_SEARCH,
         corpus=None if corpus is None else str(Path(corpus).resolve()),
         tasks=str(tasks_file),
         max_steps=max_steps,

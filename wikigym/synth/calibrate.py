@@ -10,8 +10,8 @@ The task ids stay; the TaskSet's ``taskset_id`` changes, since ``difficulty`` is
 task's canonical JSON: a calibrated TaskSet names exactly which calibration it carries.
 
 Running episodes needs an agent, and agents live in eval (a room above synth). So, as with
-the default TaskSet (:mod:`wikigym.tasks.provider`), the package root registers eval's runner
-in a slot (:mod:`wikigym.tasks.episode_runner`) when ``wikigym`` is imported.
+the default TaskSet, the package root (:mod:`wikigym.defaults`) serves eval's runner through
+the one slot (:mod:`wikigym.tasks.hooks`) when ``wikigym`` is imported.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wikigym.errors import SynthError
-from wikigym.tasks.episode_runner import episode_runner
+from wikigym.tasks.hooks import EpisodeRequest, root_services
 from wikigym.tasks.taskset import Task, TaskSet
 
 PREFIX = "calibration_"
@@ -160,15 +160,7 @@ def calibrate(
 ) -> TaskSet:
     """Run each task of ``tasks_file`` ``k`` times with ``agent``; the calibrated TaskSet.
 
-    Args:
-        tasks_file: TaskSet file (``.jsonl``/``.parquet``).
-        agent: Agent spec (``heuristic``, ``openai:URL``, ``hf:PATH``).
-        k: Runs per task.
-        seed: Base seed: run ``r`` samples with agent seed ``seed + r``.
-        corpus: Snapshot directory; None for the embedded default world.
-        max_steps: The env's step budget.
-        temperature: Sampling temperature of model agents (0: greedy).
-        model: Model name sent to an OpenAI-compatible endpoint.
+    The arguments are those of :class:`~wikigym.tasks.hooks.EpisodeRequest` (which names each).
 
     Raises:
         SynthError: ``k`` below 1, or a task without runs.
@@ -176,16 +168,10 @@ def calibrate(
     if k < 1:
         raise SynthError(f"--k must be >= 1, got {k}")
     tasks = TaskSet.load(tasks_file)
-    runs = episode_runner().run(
-        Path(tasks_file),
-        agent=agent,
-        k=k,
-        seed=seed,
-        corpus=corpus,
-        max_steps=max_steps,
-        temperature=temperature,
-        model=model,
+    request = EpisodeRequest(
+        Path(tasks_file), agent, k, seed, corpus, max_steps, temperature, model
     )
+    runs = root_services().run_episodes(request)
     results = {
         task_id: Calibration.of_runs(outcomes, agent=agent, seed=seed, max_steps=max_steps)
         for task_id, outcomes in runs.items()

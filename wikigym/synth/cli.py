@@ -1,7 +1,8 @@
 """The ``synth`` command line (also ``wikigym synth``): generate, verify and describe TaskSets.
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
-[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL] [--up-to]``;
+[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--forms F1,F2] [--llm URL]
+[--up-to]``;
 ``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
 ``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
 ``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
@@ -20,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikigym.cli_args import bounded
+from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
-from wikigym.synth.generate import DIFFICULTIES
+from wikigym.synth.generate import DIFFICULTIES, opt_in_form_names
 
 if TYPE_CHECKING:
     from wikigym.corpora.snapshot import Snapshot
@@ -34,9 +36,9 @@ def _snapshot(corpus: str | None) -> Snapshot:
     from wikigym.corpora.snapshot import Snapshot
 
     if corpus is None:
-        from wikigym.corpora.default import ensure_default_snapshot
+        from wikigym.tasks.defaults import default_snapshot
 
-        return Snapshot.open(ensure_default_snapshot(progress=True))
+        return default_snapshot(progress=True)
     return Snapshot.open(corpus)
 
 
@@ -52,6 +54,9 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     g.add_argument("--relations", help="comma-separated relations the questions may use")
     g.add_argument("--yes-no", action="store_true", help="also make yes/no questions")
+    g.add_argument("--forms", metavar="F1,F2",
+                   help="question forms to add to every level's mix, each at its own weight "
+                   f"(forms drafted on request: {', '.join(opt_in_form_names())})")  # fmt: skip
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
     g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
                    help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
@@ -103,7 +108,7 @@ def add_parser(sub: SubParsers) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     """``synth generate``: the TaskSet file appears only when every task is made."""
     from wikigym.outputs import atomic_output, refuse_existing
-    from wikigym.synth.generate import SynthConfig, generate_tasks
+    from wikigym.synth.generate import SynthConfig, generate_tasks, opt_in_forms
 
     out = Path(args.out)
     if out.suffix not in TASKSET_SUFFIXES:
@@ -111,7 +116,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     refuse_existing(out, args.overwrite)  # before the slow part
     if args.unanswerable > 1.0:
         raise SynthError(f"--unanswerable is a share in [0, 1], got {args.unanswerable}")
-    snapshot = _snapshot(args.corpus)
     rels = None
     if args.relations:
         rels = tuple(r.strip() for r in args.relations.split(",") if r.strip())
@@ -121,10 +125,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         relations=rels,
         yes_no=args.yes_no,
+        forms=tuple(f.strip() for f in (args.forms or "").split(",") if f.strip()),
         llm=args.llm,
         unanswerable=args.unanswerable,
         up_to=args.up_to,
     )
+    opt_in_forms(config)  # a bad --forms is refused before the snapshot is opened
+    snapshot = _snapshot(args.corpus)
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
@@ -215,6 +222,7 @@ def build_parser() -> CliParser:
         description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
     )
     add_commands(parser)
+    parser.add_examples(EXAMPLES, path="synth")  # `synth X` is `wikigym synth X`
     return parser
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,36 +18,17 @@ from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
-from wikigym.synth.evaluate import Evaluator, frozen
+from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
+from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
+from wikigym.synth.node import entity_ids, kind_of, phrasing_rng
 from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
-from wikigym.synth.query import (
-    Arith,
-    Ask,
-    Count,
-    Entity,
-    Extreme,
-    Intersect,
-    IsA,
-    Node,
-    Not,
-    Project,
-    Union,
-    Value,
-    canonical,
-    constraints,
-    forms_of,
-    hops,
-    measures,
-    walk,
-    wrap,
-)
-from wikigym.synth.render import Renderer, phrasing_rng
-from wikigym.synth.sampler import Draft, Sampler
+from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
+from wikigym.synth.render import Renderer
+from wikigym.synth.sampler import Sampler
 from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
-from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
@@ -59,8 +39,6 @@ GENERATOR = "wikigym.synth/5"
 MAX_ORACLE_CALLS = 12
 SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
-_DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
 @dataclass(frozen=True)
@@ -76,6 +54,9 @@ class SynthConfig:
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
         attempts_per_task: Drafts tried per task before giving up.
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
+        forms: Question forms drafted besides the level's mix, each at its own weight
+            (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
+            ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
         up_to: ``n`` is a cap: stop at the first slot no draft fills and return the tasks
             made before it (at least one), instead of failing. For a real dump, whose count
             of easy questions is not known in advance; without unanswerable tasks the result
@@ -91,6 +72,7 @@ class SynthConfig:
     llm: str | None = None
     attempts_per_task: int = 400
     unanswerable: float = 0.0
+    forms: tuple[str, ...] = ()
     up_to: bool = False
 
 
@@ -113,13 +95,38 @@ FORM_MIX: dict[str, dict[str, float]] = {
         "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
     },
 }  # fmt: skip
-YES_NO_WEIGHT = 0.15
 
 
-def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
+def opt_in_form_names() -> list[str]:
+    """The registered forms a config can add to the mix (those with an opt-in weight)."""
+    return [f for f in form_names() if question_form(f).opt_in_weight]
+
+
+def opt_in_forms(config: SynthConfig) -> tuple[str, ...]:
+    """The forms ``config`` adds to every level's mix (``yes_no`` first when asked for by
+    ``yes_no=True``), without repeats.
+
+    Raises:
+        SynthError: A form that is not registered, or that has no opt-in weight.
+    """
+    names = (*(("yes_no",) if config.yes_no else ()), *config.forms)
+    for name in names:
+        if not question_form(name).opt_in_weight:
+            raise SynthError(
+                f"question form {name!r} is drafted by the level mix, not on request; "
+                f"forms that can be added: {', '.join(opt_in_form_names())}"
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The forms drafted at ``level`` and their shares: the level's :data:`FORM_MIX`, then
+    each form of ``extra`` at its opt-in weight there (none: not at that level)."""
     mix = dict(FORM_MIX[level])
-    if yes_no:
-        mix["yes_no"] = YES_NO_WEIGHT
+    for name in extra:
+        weight = question_form(name).opt_in_weight.get(level)
+        if weight and name not in mix:
+            mix[name] = weight
     total = sum(mix.values())
     return tuple(mix), tuple(w / total for w in mix.values())
 
@@ -145,30 +152,19 @@ def form_cycle(names: tuple[str, ...], weights: tuple[float, ...]) -> tuple[str,
 
 def first_constant(node: Node, renderer: Renderer) -> str | None:
     """Surface form of the constant at the end of the deepest chain."""
-    if isinstance(node, Entity):
-        return renderer.g.titles[node.doc_id]
-    if isinstance(node, Value):
-        return renderer.g.surface(node.key)
-    if isinstance(node, Project | Count | Ask | Extreme):
-        return first_constant(node.arg, renderer)
-    if isinstance(node, Arith):
-        return first_constant(node.right, renderer) or first_constant(node.left, renderer)
-    if isinstance(node, Intersect | Union):
-        for a in sorted(node.args, key=hops, reverse=True):
-            if not isinstance(a, Not) and (c := first_constant(a, renderer)) is not None:
-                return c
+    item = node.constant
+    if item is not None:
+        return renderer.g.surface(item)
+    for child, _ in node.paths():
+        if (c := first_constant(child, renderer)) is not None:
+            return c
     return None
 
 
-def names_candidate(root: Node, answer: int | str) -> bool:
-    """Whether ``root`` compares named candidates and names ``answer`` among them ("Which
-    has the largest population: A, B or C?"): such a question names its answer by design."""
-    return (
-        isinstance(root, Extreme)
-        and isinstance(root.arg, Union)
-        and isinstance(answer, int)
-        and any(isinstance(a, Entity) and a.doc_id == answer for a in root.arg.args)
-    )
+def names_candidate(root: Node, answer: Item) -> bool:
+    """Whether ``root`` names ``answer`` by design ("Which has the largest population: A, B
+    or C?" lists its candidates)."""
+    return root.names_answer(answer)
 
 
 def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
@@ -177,22 +173,23 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
     low: int | None = None
     top_union = -1
     for n in walk(root):
-        if not isinstance(n, Intersect):
+        members = n.conjuncts()
+        if members is None:
             continue
         cons = constraints(n)
         if len(cons) < 2:
             continue
-        kind = kinds_of(n)
-        kinds = [ev.value(a) for a in n.args if isinstance(a, IsA)]
-        sets = [ev.value(c.arg if isinstance(c, Not) else c) for c in cons]
-        if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
+        kind = kind_of(n)
+        filters = [k for a in members if (k := a.filter_kind) is not None]
+        kinds = [ev.value(a) for a in members if a.filter_kind is not None]
+        sets = [ev.value(_positive(c)) for c in cons]
+        kind_ids, set_ids = all_ids(kinds), all_ids(sets)
+        if kind_ids is not None and set_ids is not None:
             # Entity sets only (the usual case): sorted id arrays, no Python sets.
             every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
-            filters = [a.kind for a in n.args if isinstance(a, IsA)]
             parts = []
-            for c, v in zip(cons, sets, strict=True):
-                assert isinstance(v, np.ndarray)
-                s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
+            for c, v in zip(cons, set_ids, strict=True):
+                s_ids = idsets.minus(every, v) if c.negated is not None else v
                 for name in filters:  # one gather of kind codes (a kind can be most of the graph)
                     s_ids = ev.g.ids_of_kind(s_ids, name)
                 parts.append(s_ids)
@@ -201,10 +198,10 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         else:
             union: set[object] = set()
             every_set = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
-            for c, v in zip(cons, sets, strict=True):
-                s = every_set - frozen(v) if isinstance(c, Not) else frozen(v)
-                for k in kinds:
-                    s = s & frozen(k)
+            for c, got in zip(cons, sets, strict=True):
+                s = every_set - frozen(got) if c.negated is not None else frozen(got)
+                for members_of_kind in kinds:
+                    s = s & frozen(members_of_kind)
                 union |= s
                 low = len(s) if low is None else min(low, len(s))
             n_union = len(union)
@@ -213,12 +210,13 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
     return (low or 0), max(top_union, 0)
 
 
-def kinds_of(node: Intersect) -> str | None:
-    """The kind of an intersection's type filter, if any."""
-    return next((a.kind for a in node.args if isinstance(a, IsA)), None)
+def _positive(node: Node) -> Node:
+    """What a constraint holds, or for a negation what it leaves out."""
+    negated = node.negated
+    return node if negated is None else negated
 
 
-def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
+def shortcut(root: Node, answer: Item, graph: KnowledgeGraph) -> bool:
     """Whether a named entity two or more hops from the answer is also its direct neighbour."""
     if not isinstance(answer, int):
         return False
@@ -226,19 +224,11 @@ def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
     near |= {graph.f_subj[r] for r in graph.in_rows.get(answer, ())}
 
     def visit(n: Node, depth: int) -> bool:
-        if isinstance(n, Entity):
-            return depth >= 2 and n.doc_id in near
-        if isinstance(n, Project):
-            return visit(n.arg, depth + 1)
-        if isinstance(n, Intersect | Union):
-            return any(visit(a, depth) for a in n.args)
-        if isinstance(n, Extreme):
-            return visit(n.arg, depth + 1)
-        if isinstance(n, Arith):
-            return visit(n.left, depth) or visit(n.right, depth)
-        if isinstance(n, Count | Ask):
-            return visit(n.arg, depth)
-        return False  # a negated entity is not a path to the answer
+        item = n.constant
+        if isinstance(item, int):
+            return depth >= 2 and item in near
+        # A negated entity is not a path to the answer (paths() leaves it out).
+        return any(visit(child, depth + step) for child, step in n.paths())
 
     return visit(root, 0)
 
@@ -271,38 +261,11 @@ class TaskBuilder:
 
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
-        a = draft.answer
-        if draft.form in ("count", "yes_no"):
-            return str(a)
-        if draft.form == "arithmetic":
-            return format_number(float(a))
-        if isinstance(a, int):
-            return self.g.titles[a]
-        return self.g.surface(a)
+        return draft.root.answer_text(self.g, draft.answer)
 
     def answer_of(self, draft: Draft) -> tuple[str, list[str], str]:
         """(answer, aliases, answer_type)."""
-        g = self.g
-        a = draft.answer
-        shown = self.answer_text(draft)
-        if draft.form == "count":
-            n = int(a)
-            return shown, ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
-        if draft.form == "yes_no":
-            return shown, [], "yes/no"
-        if draft.form == "arithmetic":
-            assert isinstance(a, str)
-            return shown, ([a] if a != shown else []), "number"
-        if isinstance(a, int):
-            aliases = [r for r in g.redirects[a] if r and r != shown]
-            bare = _DISAMBIGUATOR.sub("", shown)
-            if bare != shown:  # "Leth Zeirny (novelist)" is also answered by "Leth Zeirny"
-                aliases.insert(0, bare)
-            return shown, list(dict.fromkeys(aliases)), "entity"
-        assert isinstance(draft.root, Project)
-        vt = g.rel_types.get(draft.root.relation, "text")
-        aliases = [x for x in g.literal_aliases.get(a, ()) if x != shown]
-        return shown, list(dict.fromkeys(aliases)), vt
+        return draft.root.answer(self.g, draft.answer)
 
     def build(self, draft: Draft, level: str, index: int) -> Task | None:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
@@ -343,14 +306,15 @@ class TaskBuilder:
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
+        form = question_form(draft.form)
         question = self.renderer.question(root, phrasing_rng(root, self.seed))
         kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
-        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
+        leak_free = form.names_entities or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
-        constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
+        constants = entity_ids(root)
         hidden = [
             e
             for r in rows
@@ -366,7 +330,7 @@ class TaskBuilder:
             oracle = build_oracle(g, rows, self._passages, first, answer, MAX_ORACLE_CALLS)
         except SynthError:
             return None
-        if draft.form != "yes_no" and any(
+        if not form.names_entities and any(
             para.contains_word(question, g.titles[e]) for e in hidden
         ):
             return None
@@ -376,7 +340,7 @@ class TaskBuilder:
         template_question = question
         if self.llm:
             cand = para.call_llm(self.llm, question, self.seed * 1_000_003 + index)
-            forbidden = golds if draft.form != "yes_no" else []
+            forbidden = golds if not form.names_entities else []
             forbidden = [*forbidden, *(g.titles[e] for e in hidden)]
             if para.accept(cand, kept, forbidden):
                 question = cand
@@ -386,7 +350,7 @@ class TaskBuilder:
                 m["paraphrase"] = "rejected"
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
-        evidence, rubric = self._evidence(rows, draft, constants, hidden)
+        evidence, rubric = self._evidence(rows, draft, form, hidden)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return Task(
@@ -408,11 +372,11 @@ class TaskBuilder:
         )
 
     def _evidence(
-        self, rows: list[int], draft: Draft, constants: set[int], hidden: list[int]
+        self, rows: list[int], draft: Draft, form: QuestionForm, hidden: list[int]
     ) -> tuple[Evidence, list[RubricEntry]]:
         g = self.g
         names = {e: f"[E{i + 1}]" for i, e in enumerate(hidden)}
-        if isinstance(draft.answer, int) and draft.form == "entity":
+        if isinstance(draft.answer, int) and form.masks_answer:
             names[draft.answer] = "[ANSWER]"
         else:
             for e in (draft.answer,) if isinstance(draft.answer, int) else ():
@@ -442,7 +406,7 @@ class TaskBuilder:
                     passage_id=pid,
                 )
             )
-            lit_answer = draft.form == "literal" and o == draft.answer
+            lit_answer = form.masks_answer and o == draft.answer
             subj_name = names.get(s, g.titles[s])
             obj_bare, obj_at = shown(o, lit_answer)
             if not isinstance(o, int) and not lit_answer and g.f_vtype[r] != "date":
@@ -456,7 +420,7 @@ class TaskBuilder:
                     connected_to_answer=True,
                 )
             )
-        if isinstance(draft.answer, int) and draft.form == "entity":
+        if isinstance(draft.answer, int) and form.masks_answer:
             docs.append(draft.answer)
         docs = list(dict.fromkeys(docs))
         evidence = Evidence(
@@ -488,6 +452,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         )
     if config.n < 1:
         raise SynthError(f"--n must be at least 1, got {config.n}")
+    extra = opt_in_forms(config)
     g = graph_of(snapshot)
     relations = None
     if config.relations is not None:
@@ -514,7 +479,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
-        names, weights = _forms(level, config.yes_no)
+        names, weights = level_mix(level, extra)
         # Each slot first tries the form its level's quota schedules (so every form of the
         # mix gets its share where the snapshot allows), then the weighted draw.
         cycle = form_cycle(names, weights)
@@ -530,28 +495,20 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
             draft = sampler.draft(level, form, want_yes)
             if draft is None:
                 continue
+            policy = question_form(draft.form)
             # An answer this level already has is refused below whatever the build finds, and
             # the build draws nothing from ``rng``: refusing it first changes no task. Most
             # drafts of a large n end here, since answers run out before drafts do.
-            if (
-                draft.form != "yes_no"
-                and index not in missing
-                and (level, builder.answer_text(draft)) in seen_answers
-            ):
+            unique = not policy.repeats_answers and index not in missing
+            if unique and (level, builder.answer_text(draft)) in seen_answers:
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
-                near = (
-                    near_miss(draft.root, g, rng) if draft.form in ("entity", "literal") else None
-                )
+                near = near_miss(draft.root, g, rng) if policy.perturbable else None
                 cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
             if cand is None or cand.task_id in seen_ids:
                 continue
-            if (
-                (level, cand.answer) in seen_answers
-                and draft.form != "yes_no"
-                and index not in missing
-            ):
+            if unique and (level, cand.answer) in seen_answers:
                 continue
             task = cand
             break

@@ -35,7 +35,8 @@ phd tasks also have no anchor-page shortcut (a named constant's page naming the 
 an asked attribute).
 
 Mix of forms drafted per level (weights of ``generate.FORM_MIX``; ``--yes-no`` adds yes/no
-at 0.15, its answers alternating so they stay 50/50). Each task slot first drafts the form
+at 0.15, its answers alternating so they stay 50/50; ``--forms`` adds other forms at their
+opt-in weights, e.g. ``total`` at medium). Each task slot first drafts the form
 a quota cycle in these proportions schedules (``generate.form_cycle``, 30 drafts), then draws
 by weight; a drafted form that cannot meet the level is rejected, so the shares of made tasks
 differ somewhat (``synth stats`` shows them; measured in ``benchmarks/results/synth_v3.md``):

@@ -16,15 +16,13 @@ from collections.abc import Callable, Sequence
 from pydantic import ValidationError
 
 from wikigym.corpora.snapshot import PagePassage
-from wikigym.envs.registry import run_tool
-from wikigym.envs.tool_specs import TOOL_MODELS, AnswerArgs, ToolName
-from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
 from wikigym.tasks.limits import MAX_CITATIONS
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall, Task
+from wikigym.tools import AnswerOutput, ToolBox, ToolConfig, get_tool, run_tool
 
 FIND_MAX_HITS = ToolConfig().find_max_hits
 
@@ -91,24 +89,23 @@ def build_oracle(
     return calls
 
 
-def run_oracle_calls(task: Task, box: ToolBox) -> tuple[AnswerArgs | None, list[str]]:
+def run_oracle_calls(task: Task, box: ToolBox) -> tuple[AnswerOutput | None, list[str]]:
     """Run ``task``'s oracle through the env's tools, as an agent would.
 
     Returns:
-        ``(the answer call's arguments, [])``, or ``(None, problems)`` when the oracle does not end
+        ``(the answer, [])``, or ``(None, problems)`` when the oracle does not end
         with an answer, a call is invalid or fails, or the answer cites a passage no call showed.
     """
-    if not task.oracle or task.oracle[-1].name != ToolName.ANSWER:
+    if not task.oracle or task.oracle[-1].name != "answer":
         return None, ["the oracle does not end with an answer call"]
     seen: set[str] = set()
-    answer: AnswerArgs | None = None
+    answer: AnswerOutput | None = None
     for i, call in enumerate(task.oracle, 1):
         try:
-            name = ToolName(call.name)
-            args = TOOL_MODELS[name].model_validate(call.arguments)
-        except (ValueError, ValidationError) as exc:
+            args = get_tool(call.name).args.model_validate(call.arguments)
+        except (KeyError, ValidationError) as exc:
             return None, [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = run_tool(box, name, args)
+        result = run_tool(box, call.name, args)
         if result.error is not None:
             return None, [f"oracle call {i} ({call.name}) fails: {result.error}"]
         seen.update(result.seen)

@@ -7,16 +7,7 @@ from collections import Counter
 from typing import Any
 
 from wikigym.errors import SynthError
-from wikigym.synth.query import (
-    Intersect,
-    IsA,
-    Project,
-    Range,
-    forms_of,
-    relations_of,
-    unwrap,
-    walk,
-)
+from wikigym.synth.query import forms_of, relations_of, unwrap, walk
 from wikigym.tasks.stats import count_values
 from wikigym.tasks.taskset import TaskSet
 
@@ -42,13 +33,8 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
         for f in forms_of(root):
             level_forms[f] += 1
         for n in walk(root):
-            if isinstance(n, Range):
-                c["constraint_type"]["range"] += 1
-            elif isinstance(n, Project):
-                kind = "inverse" if n.inverse else "forward"
-                c["constraint_type"][f"project-{kind}"] += 1
-            elif isinstance(n, Intersect) and sum(not isinstance(a, IsA) for a in n.args) > 1:
-                c["constraint_type"]["intersection"] += 1
+            if (kind := n.constraint_type()) is not None:
+                c["constraint_type"][kind] += 1
         for r in relations_of(root):
             c["relation"][r] += 1
     out: dict[str, Any] = {

@@ -17,20 +17,19 @@ satisfiable alone, and replays the oracle.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 
 import numpy as np
 
-from wikigym.envs.tool_specs import ToolName
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.node import phrasing_rng
 from wikigym.synth.oracle import run_oracle_calls
-from wikigym.synth.query import Entity, Intersect, Node, Project, Value, canonical, walk, wrap
-from wikigym.synth.render import Renderer, phrasing_rng
+from wikigym.synth.query import Node, canonical, walk, wrap
+from wikigym.synth.render import Renderer
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
+from wikigym.tools import ToolBox
 
 ABSTAIN_TEXT = "Nothing in the snapshot satisfies every condition of the question."
 CANDIDATES_PER_SLOT = 24  # replacement values tried per constant before the next one
@@ -56,39 +55,25 @@ def _replace(node: Node, path: tuple[int, ...], new: Node) -> Node:
     if not path:
         return new
     head, rest = path[0], path[1:]
-    if isinstance(node, Intersect):
-        args = list(node.args)
-        args[head] = _replace(args[head], rest, new)
-        return Intersect(tuple(args))
-    if isinstance(node, Project):
-        return dataclasses.replace(node, arg=_replace(node.arg, rest, new))
-    raise ValueError(f"no child {head} under {type(node).__name__}")
+    kids = list(node.children())
+    if not 0 <= head < len(kids):
+        raise ValueError(f"no child {head} under {type(node).__name__}")
+    kids[head] = _replace(kids[head], rest, new)
+    return node.with_children(kids)
 
 
-def _slots(node: Node, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Project]]:
-    """Constants projected inversely inside an intersection ("whose R is c", one of several
-    constraints): their paths (to the constant) and their Project, in tree order."""
-    out: list[tuple[tuple[int, ...], Project]] = []
-    if isinstance(node, Intersect):
-        for i, arg in enumerate(node.args):
-            if (
-                isinstance(arg, Project)
-                and arg.inverse
-                and isinstance(arg.arg, Entity | Value)
-                and len(node.args) > 1
-            ):
-                out.append(((*path, i, 0), arg))
-            out.extend(_slots(arg, (*path, i)))
-    elif isinstance(node, Project):
-        out.extend(_slots(node.arg, (*path, 0)))
+def _slots(node: Node, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], str, Node]]:
+    """Constants linked inside a description ("whose R is c", one of several constraints):
+    their paths (to the constant), their relation and the constant, in tree order."""
+    out: list[tuple[tuple[int, ...], str, Node]] = []
+    members = node.conjuncts()
+    for i, arg in enumerate(node.children()):
+        link = arg.link() if members is not None and len(members) > 1 else None
+        if link is not None and link[1].constant is not None:
+            j = arg.children().index(link[1])
+            out.append(((*path, i, j), link[0], link[1]))
+        out.extend(_slots(arg, (*path, i)))
     return out
-
-
-def _constant(graph: KnowledgeGraph, like: Entity | Value, key: int | str) -> Entity | Value:
-    if isinstance(like, Entity):
-        assert isinstance(key, int)
-        return Entity(key, graph.titles[key])
-    return Value(str(key), like.value_type)
 
 
 def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> Node | None:
@@ -102,24 +87,24 @@ def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> No
     ev = Evaluator(graph)
     slots = _slots(root)
     for s in rng.permutation(len(slots)):
-        path, project = slots[int(s)]
-        const = project.arg
-        assert isinstance(const, Entity | Value)
-        current = const.doc_id if isinstance(const, Entity) else const.key
-        kind = int if isinstance(const, Entity) else str
+        path, relation, const = slots[int(s)]
+        current = const.constant
+        if current is None:
+            continue
+        kind = type(current)
         # Another value that reads differently too: a literal spelled like the original
         # would make the question read as the answerable one.
         shown = graph.surface(current)
         values = sorted(
             v
-            for v in graph.inv.get(project.relation, {})
+            for v in graph.inv.get(relation, {})
             if isinstance(v, kind) and v != current and graph.surface(v) != shown
         )
         if not values:
             continue
         picks = rng.permutation(len(values))[:CANDIDATES_PER_SLOT]
         for p in picks:
-            cand = _replace(root, path, _constant(graph, const, values[int(p)]))
+            cand = _replace(root, path, const.with_constant(graph, values[int(p)]))
             ev.reset()
             if not ev.size(cand) and not emptiness_problems(cand, ev):
                 return cand
@@ -134,17 +119,16 @@ def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
         return [f"query matches {n} answer(s); an unanswerable task must match none"]
     problems = []
     for node in walk(root):
-        if isinstance(node, Intersect):
-            for arg in node.args:
-                if not ev.size(arg):
-                    problems.append(f"constraint {canonical(arg)[:80]} has no member on its own")
+        for arg in node.conjuncts() or ():
+            if not ev.size(arg):
+                problems.append(f"constraint {canonical(arg)[:80]} has no member on its own")
     return problems
 
 
 def unanswerable_task(task: Task, root: Node, renderer: Renderer, graph: KnowledgeGraph) -> Task:
     """The unanswerable twin of the proved ``task`` with the near-miss query ``root``."""
     question = renderer.question(root, phrasing_rng(root, task.seed or 0))
-    calls = [c for c in task.oracle if c.name != ToolName.ANSWER]
+    calls = [c for c in task.oracle if c.name != "answer"]
     oracle = [
         *calls,
         OracleCall(name="answer", arguments={"text": ABSTAIN_TEXT, "abstain": True}),

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
 from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats, names_candidate
@@ -30,6 +29,7 @@ from wikigym.synth.query import measures, unwrap
 from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import ToolBox
 
 _CHECKED = (
     "hops",
