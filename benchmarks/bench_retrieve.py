@@ -142,7 +142,7 @@ def _row(
 
 def start_server(corpus: str, threads: int | None) -> tuple[subprocess.Popen, str, int]:
     cmd = [sys.executable, "-m", "wikigym", "serve", "--corpus", corpus, "--port", "0",
-           "--python", "off", "--env", "WikiSearch-v0", "--max-sessions", "8"]  # fmt: skip
+           "--python", "off", "--env", "WikiSearch-v1", "--max-sessions", "8"]  # fmt: skip
     if threads:
         cmd += ["--retrieve-threads", str(threads)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -64,7 +64,7 @@ def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str
     from wikigym.envs.recipe import env_spec, make_env
     from wikigym.integrations.serve.protocol import jsonable
 
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks_path, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks_path, python="off"))
     out, steps, wall, cpu = [], 0, 0.0, 0.0
     for i, (task_id, seed, actions) in enumerate(plan):
         t, c = time.perf_counter(), time.thread_time()
@@ -85,7 +85,7 @@ def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str
 
 def start_server(args: argparse.Namespace, max_sessions: int) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "wikigym", "serve", "--port", "0", "--python", "off",
-           "--max-sessions", str(max_sessions), "--idle-timeout", "0", "--env", "WikiSearch-v0"]  # fmt: skip
+           "--max-sessions", str(max_sessions), "--idle-timeout", "0", "--env", "WikiSearch-v1"]  # fmt: skip
     if args.workers is not None:
         cmd += ["--workers", str(args.workers)]
     if args.corpus:
@@ -424,7 +424,7 @@ def bench_search(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
 
     queries = search_queries(tasks)
     rows = []
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks_path, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks_path, python="off"))
     env.reset(seed=0)
     lat = []
     for j in range(64 * SEARCH_STEPS // 8):
@@ -591,7 +591,7 @@ def server_env_threads(args: argparse.Namespace) -> int:
 
     wiki = {"python": "off"}  # as start_server serves it
     return ServeConfig(
-        env_ids=("WikiSearch-v0",), env_kwargs={"WikiSearch-v0": wiki}, workers=args.workers
+        env_ids=("WikiSearch-v1",), env_kwargs={"WikiSearch-v1": wiki}, workers=args.workers
     ).env_threads
 
 

@@ -97,7 +97,7 @@ class EvalSet:
 class Caps:
     """Eval sizes (the train sizes are ``bench_learning_search``'s)."""
 
-    enwiki_tasks: int  # a cap: the excerpt yields what it yields (up_to)
+    enwiki_tasks: int  # a cap: the excerpt yields what it yields (partial)
     hotpotqa: int | None  # questions evaluated (None: all 300)
 
 
@@ -137,7 +137,7 @@ def build_eval_sets(
         [open_build_source(data / ENWIKI)], snap_dir, BuildConfig(), overwrite=True, progress=False
     )
     snap = Snapshot.open(snap_dir)
-    config = SynthConfig(difficulty=lsb.LEVEL, n=caps.enwiki_tasks, seed=args.seed, up_to=True)
+    config = SynthConfig(difficulty=lsb.LEVEL, n=caps.enwiki_tasks, seed=args.seed, partial=True)
     tasks = generate_tasks(snap, config)
     tasks_file = folder / "enwiki-easy.jsonl"
     tasks.save(tasks_file)

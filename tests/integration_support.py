@@ -66,7 +66,7 @@ def question_of(context: str) -> str:
 def in_process_episode(env_kwargs: dict[str, Any], task_id: str, seed: int, actions: list[str]):
     """The same episode played in process: (chat messages, total reward, info of the last
     step); stops where the env ends it."""
-    env = gym.make("WikiSearch-v0", **env_kwargs)
+    env = gym.make("WikiSearch-v1", **env_kwargs)
     obs, _ = env.reset(seed=seed, options={"task_id": task_id})
     messages = [{"role": "user", "content": obs}]
     reward, info = 0.0, {}

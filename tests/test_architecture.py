@@ -146,7 +146,7 @@ def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
         ).stdout
-        assert out.strip() == "['Calc-v0', 'WikiSearch-v0']", statement
+        assert out.strip() == "['Calc-v0', 'WikiSearch-v0', 'WikiSearch-v1']", statement
 
 
 def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:

@@ -184,3 +184,85 @@ def test_train_grpo(place: tuple[Path, Path], stage: str) -> None:
     assert leftovers(*folders) == [] and not (work / "run").exists()
     if stage == "tiny model":  # the default world it reads is whole and stays; no model
         assert not any("tiny" in p.name for p in cache.iterdir())
+
+
+def test_an_interruption_wrapped_by_a_c_extension_still_ends_as_one() -> None:
+    """SIGTERM raised while pydantic-core ran our serializer came back as a
+    PydanticSerializationError (seen under load in test_eval): it still exits 143, one line."""
+    import argparse
+    import contextlib
+    import io
+
+    from wikigym.cliutil import CliParser, run_command
+    from wikigym.errors import Terminated
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            raise Terminated("SIGTERM")
+        except Terminated as exc:
+            raise RuntimeError("Error calling function `_omit_empty_unresolved`") from exc
+
+    def plain_bug(args: argparse.Namespace) -> int:
+        raise RuntimeError("a bug")
+
+    for func, code in ((wrapped, 143), (plain_bug, None)):
+        parser = CliParser(prog="wikigym")
+        parser.set_defaults(func=func)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            if code is None:
+                with pytest.raises(RuntimeError, match="a bug"):  # a bug keeps its traceback
+                    run_command(parser, [])
+                continue
+            assert run_command(parser, []) == code
+        assert err.getvalue() == "wikigym: terminated (SIGTERM)\n"
+
+
+SWALLOWING = """
+import sys, time
+from wikigym.cliutil import CliParser, run_command
+
+def work(args):
+    try:  # what a C extension's lazy import does: any failure means "module missing"
+        import slow_module  # noqa: F401
+    except BaseException:
+        pass
+    for _ in range(600):  # 60 s of work that SIGTERM must stop
+        time.sleep(0.1)
+    return 0
+
+parser = CliParser(prog="wikigym")
+parser.set_defaults(func=work)
+sys.exit(run_command(parser, []))
+"""
+
+
+@pytest.mark.parametrize("where", ["import", "__del__"])
+def test_sigterm_where_an_exception_would_be_lost_is_put_off(tmp_path: Path, where: str) -> None:
+    """DuckDB's ``execute`` imports pandas lazily and swallows what the import raises: a
+    SIGTERM that landed there was lost and eval ran to its end (exit 0). It is put off
+    until the import (or a finaliser) is done, then ends the command: 143, one line."""
+    marker = tmp_path / "started"
+    if where == "import":
+        body = f"open({str(marker)!r}, 'w').close()\nimport time\ntime.sleep(1.5)\n"
+    else:  # a finaliser's exception is printed as 'ignored' and lost
+        body = (
+            "import time\nclass Slow:\n    def __del__(self):\n"
+            f"        open({str(marker)!r}, 'w').close()\n        time.sleep(1.5)\n"
+            "Slow()\n"
+        )
+    (tmp_path / "slow_module.py").write_text(body)
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWALLOWING], env=env, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == TERMINATED, stderr
+    assert stderr == "wikigym: terminated (SIGTERM)\n"
+    assert time.monotonic() - started < 30  # not after the 60 s of work

@@ -25,6 +25,7 @@ import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.envs.registration import (
     ENV_IDS,
     ENV_VERSIONS,
+    WIKI_SEARCH,
     WIKI_SEARCH_ENTRY,
     EnvVersion,
     env_version,
@@ -84,6 +85,18 @@ def produce(env_id: str) -> dict[str, Any]:
     return {"env_id": env_id, "kwargs": _plain(dict(version.kwargs)), "episodes": episodes}
 
 
+def _made_or_refused(env_id: str) -> dict[str, Any]:
+    """What ``env_id`` produces, on any cache, fresh ones included: an older id's embedded
+    default is still made (the world generator keeps its versions; TaskSets today's synth no
+    longer makes ship in ``wikigym/tasks/pinned``). One that cannot be made fails here."""
+    try:
+        return produce(env_id)
+    except (SnapshotError, TaskSetError) as exc:
+        message = str(exc)
+        assert f"{env_id} pins " in message and "\n" not in message, message
+        pytest.fail(f"{env_id} is no longer reproducible on this cache: {message}")
+
+
 def _first_difference(old: Any, new: Any, where: str = "") -> str:
     if type(old) is not type(new):
         return where or "(top)"
@@ -107,7 +120,7 @@ def test_each_id_produces_what_it_was_pinned_to(env_id: str) -> None:
         f"{env_id} has no record; record it with `python tests/test_env_ids.py --record`"
     )
     pinned = json.loads(record.read_text(encoding="utf-8"))
-    now = produce(env_id)
+    now = _made_or_refused(env_id)
     assert now == pinned, (
         f"{env_id} now produces something else (first difference at "
         f"{_first_difference(pinned, now)}). A trajectory recorded under {env_id} would not "
@@ -119,6 +132,7 @@ def test_each_id_produces_what_it_was_pinned_to(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_check_env_over_every_id(env_id: str) -> None:
+    _made_or_refused(env_id)
     check_env(gym.make(env_id).unwrapped, skip_render_check=True)
 
 
@@ -136,13 +150,28 @@ def test_wikisearch_ids_pin_every_argument_that_decides_output() -> None:
 
 
 def test_an_id_refuses_an_embedded_default_it_was_not_pinned_to() -> None:
-    pin = dict(env_version("WikiSearch-v0").kwargs["embedded"])
-    with pytest.raises(TaskSetError, match="WikiSearch-v0 pins the default TaskSet 000000000000"):
-        gym.make("WikiSearch-v0", embedded={**pin, "taskset_id": "0" * 64})
+    pin = dict(env_version(WIKI_SEARCH).kwargs["embedded"])
+    with pytest.raises(TaskSetError, match=f"{WIKI_SEARCH} pins the default TaskSet 000000000000"):
+        gym.make(WIKI_SEARCH, embedded={**pin, "taskset_id": "0" * 64})
     with pytest.raises(SnapshotError, match="pins the embedded default world ffffffffffff"):
-        gym.make("WikiSearch-v0", embedded={**pin, "snapshot_id": "f" * 64})
+        gym.make(WIKI_SEARCH, embedded={**pin, "snapshot_id": "f" * 64})
     with pytest.raises(TaskSetError, match="cannot make"):
-        gym.make("WikiSearch-v0", embedded={**pin, "generator": "wikigym.synth/0"})
+        gym.make(WIKI_SEARCH, embedded={**pin, "generator": "wikigym.synth/0"})
+
+
+def test_an_older_id_keeps_the_default_questions_of_a_corpus_it_was_pinned_with(
+    enwiki_snapshot: Any,
+) -> None:
+    """WikiSearch-v0 asked one-hop questions of a corpus given without tasks; v1 asks synth's
+    (issue 36). Each id keeps its own."""
+    from wikigym.synth.generate import GENERATOR
+    from wikigym.tasks.one_hop import GENERATOR as ONE_HOP
+
+    corpus = str(enwiki_snapshot.path)
+    old = gym.make("WikiSearch-v0", corpus=corpus, python="off").unwrapped.tasks
+    new = gym.make(WIKI_SEARCH, corpus=corpus, python="off").unwrapped.tasks
+    assert {t.generator for t in old} == {ONE_HOP}
+    assert {t.generator for t in new} == {GENERATOR}
 
 
 def test_replay_picks_the_env_by_its_recorded_id(
@@ -153,11 +182,11 @@ def test_replay_picks_the_env_by_its_recorded_id(
     from wikigym.envs import registration
     from wikigym.envs.replay import RecordTrajectory, replay
 
-    v0 = env_version("WikiSearch-v0")
+    base = env_version(WIKI_SEARCH)
     v9 = EnvVersion(
         "WikiSearch-v9",
         WIKI_SEARCH_ENTRY,
-        {**v0.kwargs, "max_steps": 2, "embedded": {**v0.kwargs["embedded"], "env_id": "x"}},
+        {**base.kwargs, "max_steps": 2, "embedded": {**base.kwargs["embedded"], "env_id": "x"}},
         note="a test's version: a smaller step budget",
     )
     monkeypatch.setattr(registration, "ENV_VERSIONS", (*registration.ENV_VERSIONS, v9))
@@ -172,14 +201,14 @@ def test_replay_picks_the_env_by_its_recorded_id(
         header = json.loads(lines[0])
         assert header["env_id"] == "WikiSearch-v9"
         header["env_kwargs"] = {}  # every argument from the id itself
-        for env_id, expected in (("WikiSearch-v9", (2, None)), ("WikiSearch-v0", 2)):
+        for env_id, expected in (("WikiSearch-v9", (2, None)), (WIKI_SEARCH, 2)):
             path = tmp_path / f"{env_id}.jsonl"
             text = [json.dumps({**header, "env_id": env_id}), *lines[1:]]
             path.write_text("\n".join(text) + "\n", encoding="utf-8")
             steps, divergence = replay(path)
             if env_id == "WikiSearch-v9":
                 assert (steps, divergence) == expected
-            else:  # v0 has 12 steps: step 2 does not end the episode
+            else:  # the package's id has 12 steps: step 2 does not end the episode
                 assert divergence is not None and divergence.step == expected
     finally:
         del gym.registry["WikiSearch-v9"]

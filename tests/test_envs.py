@@ -1,4 +1,4 @@
-"""WikiSearch-v0 and Calc-v0 on a real (enwiki excerpt) snapshot: tools, errors, rewards."""
+"""WikiSearch-v1 and Calc-v0 on a real (enwiki excerpt) snapshot: tools, errors, rewards."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_a_failed_reset_leaves_the_env_usable(snap: Snapshot, tasks: TaskSet) ->
     actions = ["<search>anarchism</search>", "<search>city</search>", "<search>river</search>"]
 
     def make() -> gym.Env:
-        return gym.make("WikiSearch-v0", corpus=snap, tasks=tasks, max_steps=5, python="off")
+        return gym.make("WikiSearch-v1", corpus=snap, tasks=tasks, max_steps=5, python="off")
 
     def episode(env: gym.Env) -> list[object]:
         out: list[object] = [env.reset(seed=3)[0]]
@@ -326,7 +326,7 @@ def test_default_env_check(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    env = gym.make("WikiSearch-v0", python="off")
+    env = gym.make("WikiSearch-v1", python="off")
     check_env(env.unwrapped)
     obs, info = env.reset(seed=0)
     assert "Question:" in obs and info["task_id"]
@@ -338,7 +338,7 @@ def test_record_and_replay(snap: Snapshot, tasks: TaskSet, tmp_path: Path, capsy
 
     task_file = tasks.save(tmp_path / "tasks.jsonl")
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(snap.path), tasks=str(task_file), python="off"),
+        gym.make("WikiSearch-v1", corpus=str(snap.path), tasks=str(task_file), python="off"),
         tmp_path / "traj",
     )
     env.reset(seed=3, options={"task_id": "anarchism-lead"})
@@ -366,7 +366,7 @@ def test_record_and_replay(snap: Snapshot, tasks: TaskSet, tmp_path: Path, capsy
 def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path: Path) -> None:
     task_file = tasks.save(tmp_path / "tasks.jsonl")
     envs = gym.make_vec(
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         num_envs=4,
         vectorization_mode="sync",
         corpus=str(snap.path),
@@ -443,17 +443,17 @@ def test_missing_tasks_file_is_a_typed_error(snap: Snapshot, tmp_path: Path) -> 
         with pytest.raises(
             TaskSetError, match=r"nothere\.jsonl.*is not a TaskSet file.*tasks=FILE"
         ):
-            gym.make("WikiSearch-v0", corpus=corpus, tasks=missing)
+            gym.make("WikiSearch-v1", corpus=corpus, tasks=missing)
 
 
 def test_corpus_that_is_not_a_snapshot_is_a_typed_error(tasks: TaskSet, tmp_path: Path) -> None:
     from wikigym.errors import SnapshotError
 
     with pytest.raises(SnapshotError, match=r"nosnap.*not a snapshot directory.*corpus build"):
-        gym.make("WikiSearch-v0", corpus=tmp_path / "nosnap", tasks=tasks)
+        gym.make("WikiSearch-v1", corpus=tmp_path / "nosnap", tasks=tasks)
     (tmp_path / "empty").mkdir()
     with pytest.raises(SnapshotError, match=r"empty is not a wikigym snapshot.*corpus build"):
-        gym.make("WikiSearch-v0", corpus=tmp_path / "empty", tasks=tasks)
+        gym.make("WikiSearch-v1", corpus=tmp_path / "empty", tasks=tasks)
 
 
 def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:

@@ -159,6 +159,27 @@ def test_wilson_known_value() -> None:
     assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
 
 
+def test_wilson_holds_the_observed_rate_at_the_ends() -> None:
+    """At k == n the upper bound is 1.0 exactly (floating point gave 0.9999999999999999 for
+    n = 10, 13, 25, ..., an interval leaving out the rate: the demo's agents plot then drew
+    a negative error bar and matplotlib refused it)."""
+    for n in range(1, 400):
+        for k in range(n + 1):
+            low, high = wilson(k, n)
+            assert 0.0 <= low <= k / n <= high <= 1.0, (k, n)
+
+
+def test_agents_plot_with_perfect_and_zero_rates(tmp_path: Path) -> None:
+    from wikigym.eval.report import agents_plot
+
+    def summary(k: int, n: int) -> dict[str, object]:
+        level = {"success_rate": round(k / n, 4), "successes": k, "episodes": n}
+        return {"levels": {"easy": level, "hard": level}, "overall": level}
+
+    out = agents_plot({"oracle": summary(50, 50), "none": summary(0, 50)}, tmp_path / "a.png")
+    assert out.stat().st_size > 0
+
+
 def test_paired_interval_covers_the_true_change() -> None:
     """Coverage of the paired-difference interval, by simulation (n=60 tasks, correlated
     outcomes): close to the nominal 95%."""

@@ -93,7 +93,7 @@ def test_an_episode_of_any_valid_id_is_recorded_and_replays(
     tasks = TaskSet([task]).save(tmp_path / "tasks.jsonl")
     folder = tmp_path / "trajectories"
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(tasks)), folder
+        gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), tasks=str(tasks)), folder
     )
     env.reset(seed=0, options={"task_id": hostile})
     for call in task.oracle:

@@ -517,7 +517,7 @@ def test_tasks_for_another_snapshot_are_refused_up_front(
 
     ids = (world.snapshot_id, enwiki_snapshot.snapshot_id)
     with pytest.raises(TaskSetError, match=rf"{ids[0]} \(300 of 300 tasks.*{ids[1]}"):
-        gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(closed))
+        gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), tasks=str(closed))
     status, _, err = main_cli(
         ["eval", "--tasks", str(closed), "--corpus", str(enwiki_snapshot.path), "--agent",
          "oracle", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
@@ -533,7 +533,7 @@ def test_tasks_for_another_snapshot_are_refused_up_front(
 
     # replay: the same check refuses a trajectory pointed at another corpus
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(world.path), tasks=str(closed), python="off"),
+        gym.make("WikiSearch-v1", corpus=str(world.path), tasks=str(closed), python="off"),
         tmp_path / "traj",
     )
     task = TaskSet.load(closed)[0]

@@ -16,7 +16,7 @@ omegaconf = need("omegaconf")
 from wikigym.integrations.common import IntegrationConfigError  # noqa: E402
 from wikigym.integrations.skyrl import ENV_CLASS, skyrl_dataset  # noqa: E402
 
-ENV_CONFIG = {"env_id": "WikiSearch-v0", "python": "off", "max_steps": 12}
+ENV_CONFIG = {"env_id": "WikiSearch-v1", "python": "off", "max_steps": 12}
 
 
 def prompt_dataset_rows(path: Path) -> list[tuple[list, str, dict[str, Any]]]:
@@ -53,7 +53,7 @@ def test_dataset_has_the_generator_columns(rows) -> None:
 
 
 def test_oracle_episode_scores_one_and_wrong_answer_zero(rows) -> None:
-    tasks = gym.make("WikiSearch-v0", python="off").unwrapped.tasks
+    tasks = gym.make("WikiSearch-v1", python="off").unwrapped.tasks
     for prompt, _, extras in rows:
         env = make(extras)
         history, meta = env.init(prompt)

@@ -31,7 +31,7 @@ def test_vf_eval_runs_wikigym_episodes(tmp_path: Path) -> None:
     vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).with_name("vf-eval"))
     if not Path(vf_eval).exists():
         pytest.skip("vf-eval is not installed")
-    tasks = list(gym.make("WikiSearch-v0", python="off").unwrapped.tasks)[:N_TASKS]
+    tasks = list(gym.make("WikiSearch-v1", python="off").unwrapped.tasks)[:N_TASKS]
     by_question = {t.question: i for i, t in enumerate(tasks)}
 
     def script(messages: list[dict[str, Any]]) -> str:

@@ -175,7 +175,7 @@ def test_worker_batch_holds_each_turn_once_and_masks(tokenizer: Any, tmp_path: P
     agent_loops.write_text(
         "- name: wikigym\n"
         "  _target_: wikigym.integrations.verl.WikigymAgentLoop\n"
-        "  env_id: WikiSearch-v0\n"
+        "  env_id: WikiSearch-v1\n"
         f"  corpus: {data['corpus']}\n"
         f"  tasks: {data['tasks']}\n"
         f"  env_kwargs: {{python: 'off', max_steps: {MAX_STEPS}}}\n"

@@ -50,7 +50,7 @@ def spawned_episodes(payload: bytes, seeds: list[int], queue: Any) -> None:
 
 @pytest.fixture(scope="module")
 def world_env() -> gym.Env:
-    return gym.make("WikiSearch-v0")  # default kwargs: python sandbox included
+    return gym.make("WikiSearch-v1")  # default kwargs: python sandbox included
 
 
 @pytest.mark.parametrize("mod", PICKLERS)

@@ -40,7 +40,7 @@ def record(
 ) -> Path:
     """Record one episode of ``actions`` (the last one must end it)."""
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(snap.path), tasks=str(task_file), **kwargs), folder
+        gym.make("WikiSearch-v1", corpus=str(snap.path), tasks=str(task_file), **kwargs), folder
     )
     env.reset(seed=7, options={"task_id": env.unwrapped.tasks[0].task_id})  # type: ignore[attr-defined]
     done = False
@@ -92,7 +92,7 @@ def test_good_trajectory_replays(good: Path, capsys: pytest.CaptureFixture[str])
     assert cli(["replay", str(good)]) == 0
     assert "2 steps replayed identically" in capsys.readouterr().out
     header, *steps = load_trajectory(good)
-    assert header["env_id"] == "WikiSearch-v0" and len(steps) == 2
+    assert header["env_id"] == "WikiSearch-v1" and len(steps) == 2
 
 
 # ---- the env a file asks for ---------------------------------------------------------------
@@ -104,12 +104,12 @@ def test_env_id_cannot_import_a_module(
     module.parent.mkdir()
     module.write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(module.parent))
-    for env_id in ("wikigym_attack_mod:WikiSearch-v0", "wikigym_attack_mod/WikiSearch-v0"):
+    for env_id in ("wikigym_attack_mod:WikiSearch-v1", "wikigym_attack_mod/WikiSearch-v1"):
         path = edited(good, tmp_path, env_id=env_id)
         with pytest.raises(TrajectoryError, match="not replayable"):
             replay(path)
         err = one_line_failure(path, capsys)
-        assert "WikiSearch-v0" in err
+        assert "WikiSearch-v1" in err
     assert not marker.exists() and "wikigym_attack_mod" not in sys.modules
     # the module is importable: without the allow-list gym.make would have run it
     path = edited(good, tmp_path, env_id="Calc-v0")
@@ -354,7 +354,7 @@ def test_huge_lines_and_files_are_refused(
 
 def test_cli_flag_reaches_replay_in_a_subprocess(good: Path, tmp_path: Path) -> None:
     """The real command line: a hostile file gives exit 1 and one line, no traceback."""
-    path = edited(good, tmp_path, env_id="os:WikiSearch-v0")
+    path = edited(good, tmp_path, env_id="os:WikiSearch-v1")
     proc = subprocess.run(
         [sys.executable, "-m", "wikigym", "replay", str(path), "--trust"],
         capture_output=True,
@@ -369,6 +369,6 @@ def test_cli_flag_reaches_replay_in_a_subprocess(good: Path, tmp_path: Path) -> 
 def test_recorder_refuses_an_id_replay_would_refuse(
     enwiki_snapshot: Snapshot, task_file: Path, tmp_path: Path
 ) -> None:
-    env = gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(task_file))
+    env = gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), tasks=str(task_file))
     with pytest.raises(TrajectoryError, match="cannot be replayed"):
-        RecordTrajectory(env, tmp_path, env_id="mymodule:WikiSearch-v0")
+        RecordTrajectory(env, tmp_path, env_id="mymodule:WikiSearch-v1")

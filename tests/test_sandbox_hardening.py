@@ -536,19 +536,19 @@ def test_limits_from_values() -> None:
 
 def test_env_takes_limits_from_kwargs(enwiki_snapshot: Snapshot) -> None:
     corpus = str(enwiki_snapshot.path)
-    env = gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
+    env = gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
     base = env.unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits == SandboxLimits(cpu_seconds=2, memory_mb=256)
     assert base.spec_kwargs["sandbox"] == SandboxLimits(cpu_seconds=2, memory_mb=256).to_dict()
     limits = SandboxLimits(max_output_bytes=100)
-    base = gym.make("WikiSearch-v0", corpus=corpus, sandbox=limits).unwrapped
+    base = gym.make("WikiSearch-v1", corpus=corpus, sandbox=limits).unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits is limits
     with pytest.raises(SandboxLimitsError, match="memory_mb"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"memory_mb": -1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"memory_mb": -1})
     with pytest.raises(SandboxLimitsError, match="cpu_secs"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_secs": 1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_secs": 1})
 
 
 @needs_sandbox
@@ -557,7 +557,7 @@ def test_replay_reproduces_the_limits(enwiki_snapshot: Snapshot, tmp_path: Path)
 
     env = RecordTrajectory(
         gym.make(
-            "WikiSearch-v0",
+            "WikiSearch-v1",
             corpus=str(enwiki_snapshot.path),
             max_steps=2,
             sandbox={"max_output_bytes": 1000},

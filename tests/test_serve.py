@@ -49,14 +49,14 @@ def tasks(paths):
 
 def config(paths, **kw: Any) -> ServeConfig:
     corpus, tasks = paths
-    kwargs = {"WikiSearch-v0": {"python": "off"}}
+    kwargs = {"WikiSearch-v1": {"python": "off"}}
     return ServeConfig(corpus=corpus, tasks=tasks, env_kwargs=kwargs, **kw)
 
 
-def in_process(paths, task_id: str | None, seed: int, actions: list[str], env_id="WikiSearch-v0"):
+def in_process(paths, task_id: str | None, seed: int, actions: list[str], env_id="WikiSearch-v1"):
     """The transcript an in-process env gives (through the env recipe)."""
     corpus, tasks = paths
-    kw = {"corpus": corpus, "tasks": tasks, "python": "off"} if env_id == "WikiSearch-v0" else {}
+    kw = {"corpus": corpus, "tasks": tasks, "python": "off"} if env_id == "WikiSearch-v1" else {}
     env = make_env(env_spec(env_id, **kw))
     options = {"task_id": task_id} if task_id else None
     obs, info = env.reset(seed=seed, options=options)
@@ -449,7 +449,7 @@ def test_state_is_the_sessions_env_state(paths, tasks) -> None:
                 urllib.request.urlopen(f"{url}/state?session_id={session_id}", timeout=10).read()
             )
             assert over_http == c.state() == {
-                "session_id": session_id, "episode_id": "ep-1", "env_id": "WikiSearch-v0",
+                "session_id": session_id, "episode_id": "ep-1", "env_id": "WikiSearch-v1",
                 "step_count": 1, "task_id": task.task_id, "done": False,
             }  # fmt: skip
         with pytest.raises(urllib.error.HTTPError) as err:

@@ -16,20 +16,20 @@ from wikigym.integrations.serve.config import DEFAULT_SANDBOX_WORKERS, ServeLimi
 @pytest.mark.parametrize(
     ("env_ids", "kwargs", "workers", "threads", "sandbox"),
     [
-        (("WikiSearch-v0",), {"python": "off"}, None, 0, 0),  # CPU-only steps: on the loop
-        (("WikiSearch-v0",), {"tools": ["search", "answer"]}, None, 0, 0),
+        (("WikiSearch-v1",), {"python": "off"}, None, 0, 0),  # CPU-only steps: on the loop
+        (("WikiSearch-v1",), {"tools": ["search", "answer"]}, None, 0, 0),
         (("Calc-v0",), {}, None, 0, 0),
         # python: its steps on the sandbox's threads, every other step still on the loop
-        (("WikiSearch-v0", "Calc-v0"), {}, None, 0, DEFAULT_SANDBOX_WORKERS),
-        (("WikiSearch-v0",), {"python": "unsafe"}, None, 0, DEFAULT_SANDBOX_WORKERS),
-        (("WikiSearch-v0",), {"python": "off"}, 3, 3, 0),  # an explicit --workers wins
-        (("WikiSearch-v0",), {}, 0, 0, DEFAULT_SANDBOX_WORKERS),
+        (("WikiSearch-v1", "Calc-v0"), {}, None, 0, DEFAULT_SANDBOX_WORKERS),
+        (("WikiSearch-v1",), {"python": "unsafe"}, None, 0, DEFAULT_SANDBOX_WORKERS),
+        (("WikiSearch-v1",), {"python": "off"}, 3, 3, 0),  # an explicit --workers wins
+        (("WikiSearch-v1",), {}, 0, 0, DEFAULT_SANDBOX_WORKERS),
     ],
 )
 def test_env_threads_follow_what_a_step_can_wait_on(
     env_ids, kwargs, workers, threads, sandbox
 ) -> None:
-    env_kwargs = {"WikiSearch-v0": kwargs} if kwargs else {}
+    env_kwargs = {"WikiSearch-v1": kwargs} if kwargs else {}
     config = ServeConfig(env_ids=env_ids, env_kwargs=env_kwargs, workers=workers)
     assert config.env_threads == threads
     assert config.sandbox_threads == sandbox
@@ -76,7 +76,7 @@ def test_a_step_waits_only_when_it_calls_the_sandbox(python, action, waits) -> N
     ``python`` for it (parsed as the env parses it, nothing run)."""
     from wikigym.envs.recipe import env_spec, make_env, step_can_wait
 
-    env = make_env(env_spec("WikiSearch-v0", python=python))
+    env = make_env(env_spec("WikiSearch-v1", python=python))
     try:
         env.reset(seed=0)
         assert step_can_wait(env, action) is waits

@@ -48,7 +48,7 @@ def tasks():
 
 def in_process(paths, task_id: str, seed: int, calls: list[tuple[str, dict[str, Any]]]):
     corpus, tasks = paths
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks, python="off"))
     obs, info = env.reset(seed=seed, options={"task_id": task_id})
     out = [(obs, jsonable(info), None, False)]
     for name, arguments in calls:
@@ -100,7 +100,7 @@ def test_http_sessions_keep_their_own_episodes(paths, tasks) -> None:
     config = ServeConfig(
         corpus=paths[0],
         tasks=paths[1],
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
         max_sessions=4,
     )
     a, b = tasks[0], tasks[1]
@@ -135,7 +135,7 @@ def test_http_sessions_keep_their_own_episodes(paths, tasks) -> None:
 
 def test_invalid_arguments_are_a_step_with_the_envs_error(paths, tasks) -> None:
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     with serve_in_thread(config) as (url, _):
@@ -163,7 +163,7 @@ def test_mcp2_auto_client_falls_back_to_a_session(paths, tasks) -> None:
     from mcp import Client
 
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     with serve_in_thread(config) as (url, _):
@@ -186,7 +186,7 @@ def test_openenv_mcp_tool_client(paths, tasks) -> None:
 
     del openenv
     config = ServeConfig(
-        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v0": {"python": "off"}}
+        corpus=paths[0], tasks=paths[1], env_kwargs={"WikiSearch-v1": {"python": "off"}}
     )
     task = tasks[0]
     calls = calls_of(task)

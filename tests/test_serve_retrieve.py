@@ -63,7 +63,7 @@ def server(snapshot):
     config = ServeConfig(
         corpus=str(snapshot.path),
         tasks=str(default_tasks_path()),
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
         retrieve_threads=3,
     )
     with serve_in_thread(config) as (url, app):
@@ -117,8 +117,8 @@ def test_a_batch_is_spread_over_threads_and_never_changes(snapshot, queries) -> 
         config = ServeConfig(
             corpus=str(snapshot.path),
             tasks=str(default_tasks_path()),
-            env_ids=("WikiSearch-v0",),
-            env_kwargs={"WikiSearch-v0": {"python": "off"}},
+            env_ids=("WikiSearch-v1",),
+            env_kwargs={"WikiSearch-v1": {"python": "off"}},
             retrieve_threads=threads,
         )
         with serve_in_thread(config) as (url, app):

@@ -49,7 +49,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     config = ServeConfig(
         corpus=str(snapshot.path),
         tasks=str(default_tasks_path()),
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
         workers=workers,
     )
     with serve_in_thread(config, loop=loop) as served:
@@ -297,7 +297,7 @@ def test_an_env_exception_ends_that_episode_only(server) -> None:
     def broken(action: str) -> None:
         raise RuntimeError("env bug")
 
-    app.state.pool.sessions[ids[0]].envs["WikiSearch-v0"].step = broken
+    app.state.pool.sessions[ids[0]].envs["WikiSearch-v1"].step = broken
     bad.send(frame(TEXT, step))
     good.send(frame(TEXT, step))
     error = bad.message()

@@ -1,6 +1,6 @@
 """The total form (wikigym/synth/forms/total.py): the sum of one measure over a described set.
 
-Opt-in: the default generator (``wikigym.synth/5``) never drafts it, so its TaskSets stay
+Opt-in: the default generator (``wikigym.synth/6``) never drafts it, so its TaskSets stay
 byte for byte (tests/test_synth_generator_version.py); asked for, its tasks are proved,
 minimal, worded and solved by their oracle like every other form.
 """
@@ -50,7 +50,7 @@ def g(snap: Snapshot) -> KnowledgeGraph:
 
 @pytest.fixture(scope="module")
 def totals(snap: Snapshot) -> TaskSet:
-    return generate_tasks(snap, SynthConfig(difficulty="medium", n=40, seed=3, forms=("total",)))
+    return generate_tasks(snap, SynthConfig(difficulty="medium", n=200, seed=4, forms=("total",)))
 
 
 def _located_cities(g: KnowledgeGraph) -> tuple[int, list[int]]:
@@ -133,4 +133,6 @@ def test_the_mix_with_it_adds_its_weight(snap: Snapshot) -> None:
     names, weights = level_mix("medium", ("total",))
     assert names[-1] == "total" and math.isclose(sum(weights), 1.0)
     assert level_mix("easy", ("total",))[0] == level_mix("easy")[0]  # no weight at easy
-    assert np.isclose(weights[-1], 0.05 / 1.05)
+    from wikigym.synth.generate import FORM_MIX
+
+    assert np.isclose(weights[-1], 0.05 / (sum(FORM_MIX["medium"].values()) + 0.05))

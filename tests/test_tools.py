@@ -105,7 +105,7 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
     tools = all_tools()
     assert echo_module in tools and list(tools) == sorted(tools, key=lambda t: (t.order, t.name))
     # The env: described in the first observation, run by a step.
-    env = gym.make("WikiSearch-v0", tools=WITH_ECHO, python="off")
+    env = gym.make("WikiSearch-v1", tools=WITH_ECHO, python="off")
     obs, _ = env.reset(seed=0)
     assert "- echo(text: string, times: integer = 1): Say the text back." in obs
     assert format_tool_call("echo", {"text": "hello"}) in obs
@@ -122,7 +122,7 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
     assert exported["function"]["description"] == "Say the text back."
     assert exported["function"]["parameters"]["required"] == ["text"]
     # TRL's environment_factory: a method with the argument model's signature, one env step.
-    spec = EnvSpec("WikiSearch-v0", kwargs={"tools": WITH_ECHO, "python": "off"})
+    spec = EnvSpec("WikiSearch-v1", kwargs={"tools": WITH_ECHO, "python": "off"})
     tool_env = make_environment_factory(spec)()
     assert get_json_schema(tool_env.echo) == trl_schema("echo")
     tool_env.reset(seed=0)
@@ -136,8 +136,8 @@ def test_a_new_tool_module_reaches_every_consumer(echo_module: Tool, tmp_path: P
 
 
 def test_registering_a_tool_does_not_move_a_registered_id(tmp_path: Path) -> None:
-    """WikiSearch-v0 pins its tools: its first observation is the same with echo registered."""
-    before = gym.make("WikiSearch-v0").reset(seed=3)[0]
+    """WikiSearch-v1 pins its tools: its first observation is the same with echo registered."""
+    before = gym.make("WikiSearch-v1").reset(seed=3)[0]
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / "echo.py").write_text(ECHO, encoding="utf-8")
@@ -146,7 +146,7 @@ def test_registering_a_tool_does_not_move_a_registered_id(tmp_path: Path) -> Non
         discover()
         try:
             assert "echo" in tool_names() and "echo" in describe_tools()
-            assert gym.make("WikiSearch-v0").reset(seed=3)[0] == before
+            assert gym.make("WikiSearch-v1").reset(seed=3)[0] == before
         finally:
             unregister_tool("echo")
             sys.modules.pop("wikigym.tools.echo", None)

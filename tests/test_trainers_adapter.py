@@ -24,7 +24,7 @@ from wikigym.trainers.sft import export_sft, load_sft_dataset
 
 @pytest.fixture(scope="module")
 def spec() -> EnvSpec:
-    return EnvSpec("WikiSearch-v0", kwargs={"python": "off", "max_steps": 3})
+    return EnvSpec("WikiSearch-v1", kwargs={"python": "off", "max_steps": 3})
 
 
 def oracle_args(spec: EnvSpec, i: int = 0) -> tuple[str, list]:

@@ -25,7 +25,7 @@ ENV_KWARGS: dict[str, Any] = {"python": "off", "max_steps": 10}  # oracles take 
 
 @pytest.fixture(scope="module")
 def kw() -> dict[str, Any]:
-    return wikigym.trainers.trl_kwargs("WikiSearch-v0", **ENV_KWARGS)
+    return wikigym.trainers.trl_kwargs("WikiSearch-v1", **ENV_KWARGS)
 
 
 def play(kw: dict[str, Any], task_index: int, answer: str | None) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def test_multi_env_kwargs_route_rows_by_environment() -> None:
     from trl import GRPOTrainer
 
     kw = wikigym.trainers.trl_multi_kwargs(
-        {"search": {"env_id": "WikiSearch-v0", **ENV_KWARGS}, "calc": {"env_id": "Calc-v0"}},
+        {"search": {"env_id": "WikiSearch-v1", **ENV_KWARGS}, "calc": {"env_id": "Calc-v0"}},
         num_rows={"search": 3, "calc": 2},
     )
     assert set(kw) <= set(inspect.signature(GRPOTrainer).parameters)
@@ -175,7 +175,7 @@ def test_multi_env_kwargs_route_rows_by_environment() -> None:
 def test_masked_rollouts_do_not_make_trl_print_them(caplog: Any) -> None:
     import logging
 
-    kw = wikigym.trainers.trl_kwargs("WikiSearch-v0", python="off", max_steps=1)
+    kw = wikigym.trainers.trl_kwargs("WikiSearch-v1", python="off", max_steps=1)
     (finish,), (callback,) = kw["reward_funcs"], kw["callbacks"]
     tok = type("Tok", (), {"eos_token_id": 7, "pad_token_id": 0})()
     callback.on_init_end(type("A", (), {})(), None, None, processing_class=tok)

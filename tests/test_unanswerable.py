@@ -102,7 +102,7 @@ def test_cli_generate_unanswerable_and_verify(world: Path, tmp_path: Path) -> No
 
 
 def _episode_reward(world: Path, tasks_file: Path, task_id: str, action: str) -> dict:
-    env = make_env(env_spec("WikiSearch-v0", corpus=str(world), tasks=str(tasks_file)))
+    env = make_env(env_spec("WikiSearch-v1", corpus=str(world), tasks=str(tasks_file)))
     env.reset(seed=0, options={"task_id": task_id})
     _, reward, terminated, _, info = env.step(action)
     env.close()

@@ -1,4 +1,4 @@
-"""Context wrappers of WikiSearch-v0 on a real (enwiki excerpt) snapshot."""
+"""Context wrappers of WikiSearch-v1 on a real (enwiki excerpt) snapshot."""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "wikigym corpus build enwiki-latest-pages-articles1.xml.bz2 --out snap/enwiki",
         "wikigym corpus build psgs_w100.tsv --format dpr-tsv --out snap/wiki18 --threads 8",
         "wikigym corpus build synthetic --articles 20000 --seed 1 --out snap/world",
+        "wikigym corpus build bgwiki-latest-pages-articles.xml.bz2 --facts "
+        "latest-all.json.bz2 --out snap/bgwiki",
     ),
     "corpus generate": ("wikigym corpus generate --articles 3000 --seed 0 --out world-dump",),
     "corpus info": ("wikigym corpus info snap/enwiki",),
@@ -19,6 +21,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "corpus sql": (
         'wikigym corpus sql snap/enwiki "SELECT relation, count(*) AS n FROM facts '
         'GROUP BY relation ORDER BY n DESC LIMIT 10"',
+        'wikigym corpus sql snap/enwiki "SELECT source, count(*) AS n, count(passage_id) AS '
+        'stated FROM facts WHERE typed AND restates IS NULL GROUP BY source"',
     ),
     "tasks import": (
         "wikigym corpus build hotpot_dev.json --format hotpotqa --out snap/hotpot",

@@ -125,18 +125,40 @@ def _parse_and_run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) 
     try:
         with sigterm_as_interrupt():
             return int(args.func(args))
-    except WikigymError as exc:
-        return fail(parser.prog, str(exc))
-    except Terminated:
-        print(f"{parser.prog}: terminated (SIGTERM)", file=sys.stderr, flush=True)
+    except KeyboardInterrupt as exc:
+        return _stopped(parser.prog, exc)
+    except Exception as exc:
+        # Ctrl-C or SIGTERM that landed in a callback of a C extension comes back wrapped
+        # (pydantic-core turns it into a serialization error): the clean-up has run (every
+        # output is removed on any exception), so it ends as the interruption it is.
+        interrupted = _interruption(exc)
+        if interrupted is not None:
+            return _stopped(parser.prog, interrupted)
+        if isinstance(exc, WikigymError):
+            return fail(parser.prog, str(exc))
+        if isinstance(exc, OSError) and exc.filename is not None:  # a file the user named
+            return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+        raise  # a bug: keep the traceback
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc`` (its cause or context, a few links deep)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            return None
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+    return None
+
+
+def _stopped(prog: str, exc: KeyboardInterrupt) -> int:
+    if isinstance(exc, Terminated):
+        print(f"{prog}: terminated (SIGTERM)", file=sys.stderr, flush=True)
         return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-    except OSError as exc:
-        if exc.filename is None:  # not a named file the user pointed at: a bug, keep the trace
-            raise
-        return fail(parser.prog, f"{exc.strerror or exc}: {exc.filename}")
+    print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
 
 
 @contextlib.contextmanager
@@ -162,15 +184,31 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     period still ends the process), and a child forked meanwhile dies of SIGTERM as it would
     without the handler. Outside the main thread, where Python cannot install signal
     handlers, nothing changes (the returned function does nothing).
+
+    A SIGTERM that lands where an exception would be lost is put off until the main thread
+    leaves that place: inside an import (C extensions import lazily and treat any failure
+    as "module missing": DuckDB's ``execute`` swallowed the interruption while it imported
+    pandas, and the command ran to its end) or a ``__del__``.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     owner = os.getpid()
+    active = threading.Event()
+    active.set()
+
+    def redeliver() -> None:
+        if active.is_set():
+            os.kill(owner, signal.SIGTERM)
 
     def handle(signum: int, frame: FrameType | None) -> None:
         if os.getpid() != owner:  # a forked worker inherited the handler: default action
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if _swallows_exceptions(frame):
+            timer = threading.Timer(DEFERRED_SIGTERM_S, redeliver)
+            timer.daemon = True
+            timer.start()
             return
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the clean-up finish
         raise Terminated("SIGTERM")
@@ -178,9 +216,25 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     previous = signal.signal(signal.SIGTERM, handle)
 
     def restore() -> None:
+        active.clear()
         signal.signal(signal.SIGTERM, previous)
 
     return restore
+
+
+#: How soon a put-off SIGTERM is delivered again (see :func:`interrupt_on_sigterm`).
+DEFERRED_SIGTERM_S = 0.02
+
+
+def _swallows_exceptions(frame: FrameType | None) -> bool:
+    """Whether an exception raised at ``frame`` may be lost by a caller: the main thread
+    is inside an import or a finaliser."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<frozen importlib") or code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def require_extra(modules: Sequence[str], extra: str, command: str) -> None:

@@ -11,6 +11,8 @@ heavy is loaded until a default is first used.
   seed :data:`~wikigym.corpora.default.DEFAULT_SEED`), built once into the cache;
 - tasks: synth's mixed-difficulty default TaskSet (:func:`wikigym.synth.default.default_taskset`),
   cached beside the world under the generator's name;
+- a corpus's questions (given without tasks): synth's typed relations
+  (:func:`wikigym.synth.default.corpus_taskset`), cached by snapshot id and generator;
 - generator: :data:`wikigym.synth.generate.GENERATOR`.
 
 Which of these an env id uses is pinned by the id (:mod:`wikigym.envs.registration`).
@@ -37,11 +39,11 @@ class PackageDefaults:
         """``$WIKIGYM_CACHE``, else ``$XDG_CACHE_HOME/wikigym``, else ``~/.cache/wikigym``."""
         return cache_dir()
 
-    def embedded_snapshot(self, *, progress: bool) -> Path:
+    def embedded_snapshot(self, *, progress: bool, world_version: str | None = None) -> Path:
         """The generated world, built once into the cache (see :mod:`wikigym.corpora.default`)."""
         from wikigym.corpora.default import ensure_default_snapshot
 
-        return ensure_default_snapshot(self.cache_dir(), progress=progress)
+        return ensure_default_snapshot(self.cache_dir(), progress=progress, version=world_version)
 
     def task_generator(self) -> str:
         """synth's generator name and version."""
@@ -54,6 +56,12 @@ class PackageDefaults:
         from wikigym.synth.default import default_taskset
 
         return default_taskset(snapshot)
+
+    def build_corpus_taskset(self, snapshot: Snapshot) -> TaskSet:
+        """synth's questions of any corpus (up to 50 a level; one line when it has none)."""
+        from wikigym.synth.default import corpus_taskset
+
+        return corpus_taskset(snapshot)
 
     def run_episodes(self, request: EpisodeRequest) -> dict[str, list[Outcome]]:
         """eval's runner of repeated episodes (for ``synth calibrate``)."""

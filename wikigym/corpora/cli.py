@@ -55,6 +55,13 @@ def add_parser(sub: SubParsers) -> None:
     )
     b.add_argument("--articles", type=int, default=None, help="articles of a synthetic world")
     b.add_argument("--seed", type=int, default=0, help="seed of a synthetic world")
+    b.add_argument(
+        "--facts",
+        type=Path,
+        default=None,
+        help="a Wikidata dump (JSON or truthy N-Triples, plain/.bz2/.gz) whose statements "
+        "become facts of the articles their items have sitelinks to, in any language",
+    )
     b.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_build)
@@ -99,6 +106,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.build import BuildConfig, build_snapshot
     from wikigym.corpora.index import IndexConfig
     from wikigym.corpora.sources import open_build_source
+    from wikigym.corpora.wikidata import open_facts_file
 
     index = IndexConfig(stopwords=()) if args.no_stopwords else IndexConfig()
     if args.language != "auto" and not re.fullmatch(
@@ -113,6 +121,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         index=index,
         language=args.language,
     )
+    if args.sources == [SYNTHETIC] and args.facts is not None:
+        raise WikigymError(
+            "--facts joins Wikidata to a real wiki's articles; a generated world has its own "
+            "facts: drop --facts or build a dump"
+        )
     if args.sources == [SYNTHETIC]:
         from wikigym.corpora.default import DEFAULT_ARTICLES, build_world_snapshot
 
@@ -124,8 +137,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         if SYNTHETIC in args.sources:
             raise WikigymError("'synthetic' cannot be mixed with other sources; build it alone")
         sources = [open_build_source(p, args.format) for p in args.sources]
+        facts = open_facts_file(args.facts) if args.facts is not None else None
         report = build_snapshot(
-            sources, args.out, config, overwrite=args.overwrite, progress=not args.quiet
+            sources,
+            args.out,
+            config,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+            facts=facts,
         )
     print(report.summary())
     return 0

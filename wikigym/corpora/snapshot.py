@@ -20,6 +20,7 @@ import pyarrow as pa
 from wikigym.corpora.index import Hit, IndexConfig, PassageSearcher
 from wikigym.corpora.lookup import SortedTableReader
 from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES, read_manifest
+from wikigym.corpora.tables import OPTIONAL_FACT_COLUMNS
 from wikigym.corpora.titles import normalize_title, title_key
 from wikigym.corpora.verify import verify_snapshot
 from wikigym.errors import (
@@ -411,6 +412,9 @@ def checked_manifest(path: Path, verify: Verify) -> dict[str, Any]:
     return manifest
 
 
+_SQL_TYPES = {pa.string(): "VARCHAR", pa.int64(): "BIGINT"}
+
+
 def _read_only_db(
     path: Path, *, memory_mb: int | None = None, threads: int = SQL_THREADS
 ) -> duckdb.DuckDBPyConnection:
@@ -428,7 +432,14 @@ def _read_only_db(
     try:
         db.execute("SET allowed_paths = ?", [files])
         for name, fname in TABLE_FILES.items():
-            db.read_parquet(str((path / fname).resolve())).create_view(name)
+            rel = db.read_parquet(str((path / fname).resolve()))
+            if name == "facts":  # a world's facts (and older ones) lack real facts' columns
+                missing = [(c, t) for c, t in OPTIONAL_FACT_COLUMNS if c not in rel.columns]
+                if missing:
+                    # Names and types are ours (tables.OPTIONAL_FACT_COLUMNS): no input.
+                    extra = ", ".join(f'CAST(NULL AS {_SQL_TYPES[t]}) AS "{c}"' for c, t in missing)
+                    rel = rel.select(f"*, {extra}")
+            rel.create_view(name)
         db.execute("SET enable_external_access = false")
         db.execute("SET lock_configuration = true")
     except BaseException:

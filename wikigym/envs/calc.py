@@ -3,7 +3,7 @@
 Use it to validate a training pipeline before multi-turn work: the reward should rise
 within a few hundred steps on a small model; if it does not, the pipeline is broken, not
 the agent. The action is the model's text; the answer is read from an ``answer`` tool call
-or ``<answer>...</answer>`` (the same parser as ``WikiSearch-v0``).
+or ``<answer>...</answer>`` (the same parser as ``WikiSearch-v1``).
 """
 
 from __future__ import annotations

@@ -98,6 +98,44 @@ ENV_VERSIONS: tuple[EnvVersion, ...] = (
         ),
     ),
     EnvVersion(
+        "WikiSearch-v1",
+        WIKI_SEARCH_ENTRY,
+        {
+            # The one deliberate copy of a tool list: an id does not grow with the registry.
+            "tools": ("search", "open", "find", "python", "answer"),
+            "max_steps": 12,
+            "reward": "binary",
+            "tool_format": "hermes",
+            "max_calls_per_step": 1,
+            "search_k": None,
+            "python": "auto",
+            "sandbox": {
+                "cpu_seconds": 5.0,
+                "wall_seconds": 10.0,
+                "memory_mb": 512,
+                "max_processes": 16,
+                "max_output_bytes": 16_384,
+                "max_file_bytes": 1_048_576,
+            },
+            "max_obs_chars": 16_000,
+            "embedded": {
+                "env_id": "WikiSearch-v1",
+                "generator": "wikigym.synth/6",
+                "snapshot_id": "6f301e49e2c87b9da73f9c487a33468f6a0e8c654b1f00df15c9740c538ab795",
+                "taskset_id": "1ebb2099a99d3ccabb4d83914adce383419d49339be18ee81c3ead2d11c99744",
+                "corpus_tasks": "wikigym.synth/6",
+                "world_version": "2",
+            },
+        },
+        note=(
+            "issue 36: the default TaskSet of wikigym.synth/6 (descriptions definite only when "
+            "they denote one entity, natural forms, levels a reference agent tells apart) on the "
+            "world of generator version 2 (one office per person: a new snapshot id); a corpus "
+            "given without tasks gets synth's questions of typed relations (v0: one-hop "
+            "questions of raw infobox keys)"
+        ),
+    ),
+    EnvVersion(
         "Calc-v0",
         CALC_ENTRY,
         {"level": 2, "reward": "binary"},
@@ -107,7 +145,7 @@ ENV_VERSIONS: tuple[EnvVersion, ...] = (
 """Every registered id, oldest first within a name."""
 
 ENV_IDS: tuple[str, ...] = tuple(v.id for v in ENV_VERSIONS)
-WIKI_SEARCH = "WikiSearch-v0"
+WIKI_SEARCH = "WikiSearch-v1"
 """The WikiSearch id the package's own defaults (trainers, eval, serve, adapters) use."""
 CALC = "Calc-v0"
 """The Calc id the package's own defaults use."""

@@ -1,4 +1,4 @@
-"""``WikiSearch-v0``: answer a question by searching and reading a frozen snapshot.
+"""``WikiSearch-v1``: answer a question by searching and reading a frozen snapshot.
 
 An episode is one task. The first observation is the question and the tool descriptions;
 each action is the model's text, parsed into tool calls (see :mod:`wikigym.envs.actions`);

@@ -1,4 +1,4 @@
-"""Context wrappers for ``WikiSearch-v0``: the whole conversation as the observation, managed or not.
+"""Context wrappers for ``WikiSearch-v1``: the whole conversation as the observation, managed or not.
 
 The env's observation is one step's tool output; an agent that is not a chat model needs the
 conversation so far. Both wrappers return it as one text and pass ``reward``, ``terminated``,

@@ -20,7 +20,7 @@ def add_parser(sub: SubParsers) -> None:
         "eval",
         help="run an agent on a TaskSet and write a report (success, F1, steps by level)",
         description=(
-            "Run episodes of WikiSearch-v0 with an agent, record replayable trajectories into "
+            "Run episodes of WikiSearch-v1 with an agent, record replayable trajectories into "
             "REPORT/trajectories/, and write REPORT/summary.json (deterministic), "
             "REPORT/episodes.jsonl, REPORT/report.md and PNG plots."
         ),
@@ -61,7 +61,8 @@ def add_parser(sub: SubParsers) -> None:
     )
     p.add_argument("--report", type=Path, default=Path("eval-report"), help="report folder")
     p.add_argument("--overwrite", action="store_true", help="replace an existing report folder")
-    p.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget per episode")
+    p.add_argument("--max-steps", type=bounded(int, 1), default=None,
+                   help="step budget per episode (12; 30 for --agent reference)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="base seed (episode i resets with seed+i)")
     p.add_argument(
         "--python", choices=["off", "auto", "unsafe"], default="off", help="python tool mode"
@@ -132,6 +133,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_retrieval(args)
     if args.agent is None:
         raise EvalError("--agent is required (or --retrieval, which runs no agent)")
+    if args.max_steps is None:
+        from wikigym.synth.solving import SEARCH_BUDGET
+
+        args.max_steps = SEARCH_BUDGET if args.agent == "reference" else 12
 
     agent = make_agent(
         args.agent,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from wikigym.errors import EvalError
 from wikigym.eval.agents import Agent, OracleAgent
 
-AGENT_SPECS = ("oracle", "heuristic", "openai:URL", "hf:PATH")
+AGENT_SPECS = ("oracle", "heuristic", "reference", "openai:URL", "hf:PATH")
 
 
 def make_agent(
@@ -25,7 +25,8 @@ def make_agent(
     """Build an agent from its command-line spec.
 
     Args:
-        spec: ``oracle``, ``heuristic``, ``openai:URL`` (an OpenAI-compatible endpoint,
+        spec: ``oracle``, ``heuristic``, ``reference`` (plans from the task's query,
+            :mod:`wikigym.eval.reference`), ``openai:URL`` (an OpenAI-compatible endpoint,
             e.g. ``openai:http://127.0.0.1:8000/v1``) or ``hf:PATH`` (a local transformers
             model directory).
         seed: Sampling seed passed to model-driven agents.
@@ -44,6 +45,10 @@ def make_agent(
         from wikigym.eval.heuristic import HeuristicAgent
 
         return HeuristicAgent(max_steps=max_steps)
+    if spec == "reference":
+        from wikigym.eval.reference import ReferenceAgent
+
+        return ReferenceAgent(max_steps=max_steps)
     kind, _, target = spec.partition(":")
     if kind == "openai" and target:
         from wikigym.eval.openai_agent import OpenAIAgent

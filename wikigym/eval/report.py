@@ -263,8 +263,9 @@ def agents_plot(summaries: dict[str, dict[str, Any]], out: str | Path) -> Path:
         stats.append(summary["overall"])
         rates = [s["success_rate"] for s in stats]
         bounds = [wilson(s["successes"], s["episodes"]) for s in stats]
-        low = [r - b[0] for r, b in zip(rates, bounds, strict=True)]
-        high = [b[1] - r for r, b in zip(rates, bounds, strict=True)]
+        # Never below 0: a rate is rounded for the report, its interval is not.
+        low = [max(0.0, r - b[0]) for r, b in zip(rates, bounds, strict=True)]
+        high = [max(0.0, b[1] - r) for r, b in zip(rates, bounds, strict=True)]
         xs = [x + (i - (len(summaries) - 1) / 2) * width for x in range(len(groups))]
         ax.bar(xs, rates, width, yerr=[low, high], capsize=3, label=name)
         for x, r in zip(xs, rates, strict=True):

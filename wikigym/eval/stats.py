@@ -5,18 +5,8 @@ from __future__ import annotations
 
 import math
 
-Z95 = 1.959963984540054
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``k`` successes in ``n`` trials ((0, 1) for ``n == 0``)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+# The Wilson interval's one home is the tasks room (synth's calibration reports it too).
+from wikigym.tasks.stats import Z95, wilson
 
 
 def paired_difference(
@@ -56,3 +46,6 @@ def paired_difference(
         max(0.0, (u_b - p_b) ** 2 - 2 * phi * (u_b - p_b) * (p_a - l_a) + (p_a - l_a) ** 2)
     )
     return (diff, max(-1.0, low), min(1.0, high))
+
+
+__all__ = ["Z95", "paired_difference", "wilson"]

@@ -86,7 +86,7 @@ class EpisodeRow:
 
 
 def episode_rows(env: gym.Env[str, str], n: int | None = None, seed: int = 0) -> list[EpisodeRow]:
-    """One row per task of a WikiSearch-v0 env (the first ``n``), or ``n`` seeded problems of
+    """One row per task of a WikiSearch-v1 env (the first ``n``), or ``n`` seeded problems of
     Calc-v0 (default 100); row ``i`` resets with ``seed + i``. The env is reset once per row."""
     base = env.unwrapped
     rows = []
@@ -105,7 +105,7 @@ def episode_rows(env: gym.Env[str, str], n: int | None = None, seed: int = 0) ->
 
 
 def reset_row(env: gym.Env[str, str], task_id: str | None, seed: int | None) -> tuple[str, dict]:
-    """Reset ``env`` for one row: the named task (WikiSearch-v0) with ``seed``."""
+    """Reset ``env`` for one row: the named task (WikiSearch-v1) with ``seed``."""
     options = {"task_id": task_id} if task_id is not None else None
     return env.reset(seed=None if seed is None else int(seed), options=options)
 

@@ -1,6 +1,6 @@
 """GEM (``gem-llm``): wikigym envs as ``gem.Env`` classes for ``gem.make`` and ``make_vec``.
 
-``import wikigym.integrations.gem`` registers ``"wikigym:WikiSearch-v0"`` and
+``import wikigym.integrations.gem`` registers ``"wikigym:WikiSearch-v1"`` and
 ``"wikigym:Calc-v0"``. GEM's ``make_vec`` passes ``seed=`` (base seed + env index) to the
 constructor: it seeds the first reset that names no seed, so every env of a vector draws
 its own, reproducible episodes. A task is chosen the way GEM's envs take options:
@@ -40,9 +40,9 @@ class WikigymGemEnv(gem.Env):
     """A wikigym env with GEM's interface (``reset(seed, ...)``, ``step``, ``spawn``).
 
     Args:
-        env_id: ``WikiSearch-v0`` or ``Calc-v0``.
+        env_id: ``WikiSearch-v1`` or ``Calc-v0``.
         seed: Seed of the first reset that names none (GEM's ``make_vec`` sets it per env).
-        task_id: The task every reset plays unless the reset names another (WikiSearch-v0;
+        task_id: The task every reset plays unless the reset names another (WikiSearch-v1;
             with ``make_vec``'s ``vec_kwargs`` each env of a vector can have its own, e.g.
             a group of envs on one task). None: the env draws a task from the seed.
         **kwargs: The env's arguments (``corpus``, ``tasks``, ``max_steps``, ...).

@@ -3,7 +3,7 @@
 ``import wikigym.integrations.skyrl`` registers the id with ``skyrl_gym``; SkyRL's generator
 then builds one env per trajectory as
 ``skyrl_gym.make("wikigym", env_config=cfg.environment.skyrl_gym.wikigym, extras=row)``.
-``env_config`` names ``env_id`` (default ``WikiSearch-v0``), ``corpus``, ``tasks`` and any
+``env_config`` names ``env_id`` (default ``WikiSearch-v1``), ``corpus``, ``tasks`` and any
 argument of that env; ``extras`` (the dataset row's other columns) carry ``task_id``,
 ``seed`` and the snapshot and TaskSet ids the row was written for. :func:`skyrl_dataset`
 writes those rows. SkyRL's trainer (skyrl 0.4) takes the config section and the masking

@@ -71,7 +71,7 @@ class WikigymEnvConfig(BaseConfig):
     """``environment.skyrl_gym.wikigym``: the env every trajectory plays."""
 
     env_id: str = DEFAULT_ENV_ID
-    """``WikiSearch-v0`` or ``Calc-v0``."""
+    """``WikiSearch-v1`` or ``Calc-v0``."""
     corpus: str | None = None
     """Snapshot directory (None: the embedded default world)."""
     tasks: str | None = None

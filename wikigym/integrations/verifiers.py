@@ -1,6 +1,6 @@
 """verifiers (v1 API): wikigym as an environment module that ``vf-eval`` loads.
 
-``vf-eval wikigym.integrations.verifiers --env.taskset.env-id WikiSearch-v0 ...`` loads this
+``vf-eval wikigym.integrations.verifiers --env.taskset.env-id WikiSearch-v1 ...`` loads this
 module as the taskset package: :class:`WikigymTaskset` yields one task per wikigym task
 (Calc-v0: one per seed), :class:`WikigymEnv` plays each episode with the env itself as the
 run's user (the model's reply is the action, the env's observation the next user turn,
@@ -38,7 +38,7 @@ class WikigymTasksetConfig(vf.TasksetConfig):
     """``--env.taskset.*``: which wikigym env and episodes."""
 
     env_id: str = DEFAULT_ENV_ID
-    """``WikiSearch-v0`` or ``Calc-v0``."""
+    """``WikiSearch-v1`` or ``Calc-v0``."""
     corpus: str | None = None
     """Snapshot directory (None: the embedded default world)."""
     tasks: str | None = None

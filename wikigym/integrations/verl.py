@@ -53,7 +53,7 @@ class WikigymAgentLoop(AgentLoopBase):
     """verl's agent loop over a wikigym env.
 
     Args:
-        env_id: ``WikiSearch-v0`` or ``Calc-v0``.
+        env_id: ``WikiSearch-v1`` or ``Calc-v0``.
         corpus: Snapshot directory (None: the embedded default world).
         tasks: TaskSet file (None: the corpus's default tasks).
         env_kwargs: Other arguments of the env (``max_steps``, ``python``, ...).

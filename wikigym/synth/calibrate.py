@@ -1,6 +1,6 @@
 """Difficulty calibrated by a model: pass@k and mean reward per task, and pass-rate bands.
 
-``synth calibrate`` runs every task ``k`` times through WikiSearch-v0 with one agent and
+``synth calibrate`` runs every task ``k`` times through WikiSearch-v1 with one agent and
 stores the outcome in the task's ``difficulty`` under the ``calibration_*`` keys that
 :class:`Calibration` owns (one home for their names and types); ``synth filter`` keeps the
 tasks whose pass rate lies in a band (GRPO learns from groups that are neither always solved
@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wikigym.errors import SynthError
+from wikigym.synth.levels import LEVELS
 from wikigym.tasks.hooks import EpisodeRequest, root_services
+from wikigym.tasks.stats import wilson
 from wikigym.tasks.taskset import Task, TaskSet
 
 PREFIX = "calibration_"
@@ -118,6 +121,38 @@ def apply_calibration(tasks: TaskSet, results: Mapping[str, Calibration]) -> Tas
         kept = {k: v for k, v in task.difficulty.items() if not k.startswith(PREFIX)}
         out.append(task.model_copy(update={"difficulty": {**kept, **result.to_difficulty()}}))
     return TaskSet(out, name=tasks.name)
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    """A level's calibrated success: runs passed of all runs, with its 95% Wilson interval."""
+
+    level: str
+    runs: int
+    passes: int
+    rate: float
+    low: float
+    high: float
+
+
+def level_summary(tasks: TaskSet) -> list[LevelRow]:
+    """Per level (in the levels' order, then others by name), the passes of every calibrated
+    run of its tasks, with a Wilson interval: how hard each level is for the agent."""
+    runs: dict[str, list[int]] = {}
+    for task in tasks:
+        c = Calibration.of_task(task)
+        if c is None:
+            continue
+        got = runs.setdefault(task.level or "?", [0, 0])
+        got[0] += c.passes
+        got[1] += c.k
+    order = {lv: i for i, lv in enumerate(LEVELS)}
+    rows = []
+    for level in sorted(runs, key=lambda lv: (order.get(lv, len(order)), lv)):
+        passes, n = runs[level]
+        low, high = wilson(passes, n)
+        rows.append(LevelRow(level, n, passes, passes / n if n else 0.0, low, high))
+    return rows
 
 
 def filter_band(tasks: TaskSet, min_pass: float, max_pass: float) -> TaskSet:

@@ -2,7 +2,7 @@
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
 [--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--forms F1,F2] [--llm URL]
-[--up-to]``;
+[--up-to] [--attempts A]``;
 ``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
 ``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
 ``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
@@ -24,7 +24,8 @@ from wikigym.cli_args import bounded
 from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
-from wikigym.synth.generate import DIFFICULTIES, opt_in_form_names
+from wikigym.synth.generate import DIFFICULTIES, SynthConfig, opt_in_form_names
+from wikigym.synth.solving import SEARCH_BUDGET
 
 if TYPE_CHECKING:
     from wikigym.corpora.snapshot import Snapshot
@@ -61,8 +62,12 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
                    help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
     g.add_argument("--up-to", action="store_true",
-                   help="--n is a cap: keep the tasks made before the first one the snapshot "
-                   "cannot yield (for real dumps) instead of failing")  # fmt: skip
+                   help="--n is a cap: keep the tasks made before the first one no draft makes "
+                   "(a real dump's count is not known in advance) instead of failing")  # fmt: skip
+    g.add_argument("--attempts", type=bounded(int, 1), default=SynthConfig.attempts_per_task,
+                   metavar="A", help="drafts tried per task before giving up (default "
+                   f"{SynthConfig.attempts_per_task:,}; raising it changes no task a lower "
+                   "value made, it only lets a sparse snapshot make more)")  # fmt: skip
     g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
     v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
@@ -74,13 +79,16 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_stats)
     c = sub.add_parser("calibrate", help="store a model's pass@k and mean reward in each task")
     c.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
-    c.add_argument("--agent", required=True, help="heuristic, openai:URL or hf:PATH")
+    c.add_argument("--agent", required=True,
+                   help="heuristic, reference (plans from each task's query through the "
+                   "tools), openai:URL or hf:PATH")  # fmt: skip
     c.add_argument("--k", type=bounded(int, 1), default=8, help="runs per task (default 8)")
     c.add_argument("--seed", type=int, default=0, help="run r samples with seed + r")
     c.add_argument("--temperature", type=bounded(float, 0.0), default=1.0,
                    help="sampling temperature of model agents (default 1.0; 0: greedy)")  # fmt: skip
     c.add_argument("--model", help="model name sent to an openai: endpoint")
-    c.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget (12)")
+    c.add_argument("--max-steps", type=bounded(int, 1), default=None,
+                   help=f"step budget (12; {SEARCH_BUDGET} for the reference agent)")  # fmt: skip
     c.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
     c.add_argument("--out", required=True, help="calibrated TaskSet (.jsonl or .parquet)")
     c.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
@@ -108,7 +116,7 @@ def add_parser(sub: SubParsers) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     """``synth generate``: the TaskSet file appears only when every task is made."""
     from wikigym.outputs import atomic_output, refuse_existing
-    from wikigym.synth.generate import SynthConfig, generate_tasks, opt_in_forms
+    from wikigym.synth.generate import generate_tasks, opt_in_forms
 
     out = Path(args.out)
     if out.suffix not in TASKSET_SUFFIXES:
@@ -128,17 +136,23 @@ def cmd_generate(args: argparse.Namespace) -> int:
         forms=tuple(f.strip() for f in (args.forms or "").split(",") if f.strip()),
         llm=args.llm,
         unanswerable=args.unanswerable,
-        up_to=args.up_to,
+        attempts_per_task=args.attempts,
+        partial=args.up_to,
     )
     opt_in_forms(config)  # a bad --forms is refused before the snapshot is opened
     snapshot = _snapshot(args.corpus)
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
+    if not len(tasks):  # a cap is not a licence for an empty file
+        raise SynthError(
+            f"made no {args.difficulty} task of {snapshot.path} within {args.attempts:,} "
+            "attempts; ask for an easier difficulty, raise --attempts, or allow more relations"
+        )
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
     dt = time.perf_counter() - t0
-    made = f"{len(tasks)} of up to {args.n}" if args.up_to else f"{len(tasks)}"
-    print(f"{made} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
+    count = f"{len(tasks)} of up to {args.n}" if args.up_to else str(len(tasks))
+    print(f"{count} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
     return 0
 
 
@@ -181,15 +195,16 @@ def _checked_out(out: str, overwrite: bool) -> Path:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``synth calibrate``: the calibrated TaskSet appears only when every run is done."""
     from wikigym.outputs import atomic_output
-    from wikigym.synth.calibrate import calibrate
+    from wikigym.synth.calibrate import calibrate, level_summary
 
     out = _checked_out(args.out, args.overwrite)
     if args.corpus is not None and not Path(args.corpus).is_dir():
         raise SynthError(f"--corpus {args.corpus} is not a snapshot directory; pass --corpus DIR")
     t0 = time.perf_counter()
+    max_steps = args.max_steps or (SEARCH_BUDGET if args.agent == "reference" else 12)
     tasks = calibrate(
         Path(args.file), agent=args.agent, k=args.k, seed=args.seed, corpus=args.corpus,
-        max_steps=args.max_steps, temperature=args.temperature, model=args.model,
+        max_steps=max_steps, temperature=args.temperature, model=args.model,
     )  # fmt: skip
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
@@ -197,6 +212,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(
         f"{len(tasks)} tasks x {args.k} runs -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)"
     )
+    for row in level_summary(tasks):
+        print(
+            f"  {row.level:<8} {row.passes}/{row.runs} runs passed, {row.rate:.1%} "
+            f"(95% CI {row.low:.1%}-{row.high:.1%})"
+        )
     return 0
 
 

@@ -24,7 +24,7 @@ from typing import ClassVar, Protocol, TypeVar
 import numpy as np
 
 from wikigym.errors import SynthError
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, Item
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.node import Node
 
@@ -203,7 +203,7 @@ class QuestionForm:
     opt_in_weight: ClassVar[dict[str, float]] = {}
     repeats_answers: ClassVar[bool] = False
     names_entities: ClassVar[bool] = False
-    perturbable: ClassVar[bool] = False
+    perturbable: ClassVar[bool] = True
     masks_answer: ClassVar[bool] = False
 
     def shape(self, shape: Shape) -> Shape:
@@ -217,6 +217,12 @@ class QuestionForm:
     def cut(self, s: SamplerAPI, layer: Layer) -> Cut | None:
         """A special form's constraint that finishes ``layer``, or None."""
         return None
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        """The graph nodes some evidence passage must state for the answer to be read in
+        text: the answer itself (an entity or a value); none where it is computed (a count,
+        yes/no, a sum or difference); each member of a list."""
+        return (answer,)
 
 
 def describe_answer(

@@ -20,7 +20,8 @@ from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
 from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
 from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
-from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.fields import unheld_value
+from wikigym.synth.graph import REAL_SOURCES, KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
 from wikigym.synth.node import entity_ids, kind_of, phrasing_rng
@@ -28,13 +29,19 @@ from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
 from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
 from wikigym.synth.render import Renderer
 from wikigym.synth.sampler import Sampler
-from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
+from wikigym.synth.surfacing import unsurfaced
+from wikigym.synth.unanswerable import (
+    BelievedEmpty,
+    near_miss,
+    unanswerable_slots,
+    unanswerable_task,
+)
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/5"
-# The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
+GENERATOR = "wikigym.synth/6"
+# The oracle must fit WikiSearch-v1's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
 SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
@@ -52,16 +59,21 @@ class SynthConfig:
         relations: Relations the queries may use (None: all).
         yes_no: Also make yes/no questions.
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
-        attempts_per_task: Drafts tried per task before giving up.
+        attempts_per_task: Drafts tried per task before giving up. A slot that succeeds
+            never reaches it (so raising it changes no TaskSet that could be made before);
+            a small real wiki makes its rare phd drafts only within many (the shared
+            206-page enwiki excerpt under ``wikigym.synth/6``: 1 of 20 phd tasks within
+            2,000 attempts a slot, 6 within 20,000). The slot that fails spends all of them:
+            about a minute for that run, 5.4 min for the Japanese excerpt's (18 of 20; docs/synth.md).
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
             ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
-        up_to: ``n`` is a cap: stop at the first slot no draft fills and return the tasks
-            made before it (at least one), instead of failing. For a real dump, whose count
-            of easy questions is not known in advance; without unanswerable tasks the result
-            is the first tasks of any larger ``n``, so one run with a cap equals a run asking
-            for exactly what it made.
+        partial: ``n`` is a cap: keep the tasks made before the first slot no draft fills,
+            instead of failing (``synth generate --up-to``; the default tasks of a corpus
+            make what its facts allow). Without unanswerable tasks the result is the first
+            tasks of any larger ``n``, so a capped run equals a run asking for exactly what
+            it made.
     """
 
     difficulty: str = "mixed"
@@ -70,10 +82,10 @@ class SynthConfig:
     relations: tuple[str, ...] | None = None
     yes_no: bool = False
     llm: str | None = None
-    attempts_per_task: int = 400
+    attempts_per_task: int = 20_000
     unanswerable: float = 0.0
     forms: tuple[str, ...] = ()
-    up_to: bool = False
+    partial: bool = False
 
 
 # The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
@@ -83,18 +95,21 @@ FORM_MIX: dict[str, dict[str, float]] = {
     "easy": {"entity": 0.5, "literal": 0.3, "count": 0.1, "comparison": 0.05, "arithmetic": 0.05},
     "medium": {
         "entity": 0.4, "literal": 0.25, "count": 0.1, "comparison": 0.1, "superlative": 0.1,
-        "arithmetic": 0.05,
+        "arithmetic": 0.05, "list": 0.05,
     },
     "hard": {
-        "entity": 0.25, "literal": 0.15, "count": 0.05, "comparison": 0.05, "superlative": 0.1,
-        "arithmetic": 0.05, "union": 0.07, "negation": 0.07, "same": 0.05, "fuzz": 0.1,
-        "wide": 0.06,
+        "entity": 0.22, "literal": 0.13, "count": 0.05, "comparison": 0.05, "superlative": 0.08,
+        "arithmetic": 0.05, "union": 0.06, "negation": 0.06, "same": 0.05, "fuzz": 0.08,
+        "wide": 0.06, "relative_time": 0.04, "partial_name": 0.03, "list": 0.04,
     },
     "phd": {
-        "entity": 0.2, "literal": 0.1, "comparison": 0.07, "superlative": 0.1, "arithmetic": 0.08,
-        "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
+        "entity": 0.16, "literal": 0.08, "comparison": 0.07, "superlative": 0.08,
+        "arithmetic": 0.08, "union": 0.08, "negation": 0.08, "same": 0.07, "fuzz": 0.08,
+        "wide": 0.08, "relative_time": 0.08, "partial_name": 0.06,
     },
 }  # fmt: skip
+# Clues a search cannot take literally (counted per task as ``fuzzy_clues``).
+FUZZY_FORMS = frozenset({"fuzz", "relative_time", "partial_name"})
 
 
 def opt_in_form_names() -> list[str]:
@@ -132,6 +147,17 @@ def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...],
 
 
 QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+# A slot made a question with no answer keeps to its scheduled form far longer: fewer drafts
+# of some forms can be perturbed (a comparison of named candidates cannot), and a fallback to
+# the weighted draw would give the unanswerable tasks another mix of forms, and of lengths,
+# than the answerable ones (a model could learn to abstain by form or length).
+QUOTA_ATTEMPTS_UNANSWERABLE = 300
+# ... and to a length drawn from the answerable questions of its level made so far (within
+# LENGTH_SLACK words), once LENGTH_SAMPLE of them are made: a near-miss needs a constant in a
+# description of several constraints, so unmatched, the questions with no answer run longer.
+LENGTH_SLACK = 4
+LENGTH_SAMPLE = 5
+LENGTH_ATTEMPTS = 150  # drafts held to the length (then to the form alone)
 
 
 @functools.cache
@@ -233,6 +259,39 @@ def shortcut(root: Node, answer: Item, graph: KnowledgeGraph) -> bool:
     return visit(root, 0)
 
 
+def honest_question(root: Node, r: Renderer, ev: Evaluator, seed: int) -> str | None:
+    """The template question of ``root`` said by ``r`` with the set sizes of ``ev``, or None
+    when it cannot be said honestly (see :meth:`TaskBuilder.say`)."""
+    r.sizes = ev.size
+    try:
+        question = r.question(root, phrasing_rng(root, seed))
+    finally:
+        r.sizes = None
+    if r.unfit or any(ev.size(n) > 1 for n in r.definites):
+        return None
+    return question
+
+
+def closed_world(root: Node, graph: KnowledgeGraph) -> int:
+    """1 when ``root``'s answer is unique only inside the snapshot, else 0.
+
+    A query that picks its answer out of every entity of some kind ("the person born in X
+    in the 1920s") is unique among the entities the snapshot holds; a real wiki's snapshot
+    holds some of the world's (an excerpt, a dump of one date), so such a task is marked. A
+    query that reads its answer off named pages ("the capital of the country where X was
+    born") stays unique in any larger world (:meth:`~wikigym.synth.node.Node.open_world`),
+    and a generated world is the whole world (:meth:`KnowledgeGraph.complete`)."""
+    return int(not graph.complete() and not root.open_world())
+
+
+def generator_version(name: str | None) -> int:
+    """The version of a generator name (``wikigym.synth/6`` -> 6; 0 for another generator)."""
+    prefix = GENERATOR.rsplit("/", 1)[0] + "/"
+    if not name or not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+        return 0
+    return int(name[len(prefix) :])
+
+
 class TaskBuilder:
     """Turns drafts into proved tasks for one snapshot."""
 
@@ -259,6 +318,31 @@ class TaskBuilder:
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
 
+    def say(self, root: Node) -> str | None:
+        """The template question of ``root``, or None when it cannot be said honestly.
+
+        Every description said definitely ("the person who ...", "this person") denotes
+        exactly one entity of the snapshot (at most one in a near-miss, whose empty
+        description is the point), and the proof checks it here on the renderer's record;
+        one that denotes several is said indefinitely ("a person who ..."), and a draft whose
+        wording needs a definite description where the set has several members (the
+        subject of "When was ... born?") is refused."""
+        return honest_question(root, self.renderer, self.ev, self.seed)
+
+    def _statements(self, rows: list[int]) -> dict[int, str]:
+        """Where each of ``rows`` (facts stated in no passage) is stated: its category line,
+        Wikidata statement or infobox field (``| key = value``), read by fact id."""
+        if not rows:
+            return {}
+        ids = [int(self.g.f_id[r]) for r in rows]
+        got = self.snapshot.sql(
+            "SELECT fact_id, coalesce(statement, '| ' || key || ' = ' || value_text) AS statement"
+            " FROM facts WHERE list_contains(?, fact_id)",
+            [ids],
+        ).to_pylist()
+        by_id = {int(x["fact_id"]): x["statement"] for x in got if x["statement"]}
+        return {r: by_id[i] for r, i in zip(rows, ids, strict=True) if i in by_id}
+
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
         return draft.root.answer_text(self.g, draft.answer)
@@ -271,6 +355,10 @@ class TaskBuilder:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
         g, ev = self.g, self.ev
         root = draft.root
+        # An entity without a page is named, never found: it answers as a name (a literal
+        # question), not as a page to reach.
+        if isinstance(draft.answer, int) and draft.answer >= g.n_pages and draft.form != "literal":
+            return None
         if not self._shared:
             ev.reset()
         result = ev.eval(root)
@@ -296,18 +384,35 @@ class TaskBuilder:
             rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
         except SynthError:
             return None
-        if not rows:
+        # A fact stated in no passage (only by a category line or a Wikidata statement) is
+        # never a task's only evidence: some evidence is text the agent can read and cite.
+        if not rows or not any(g.stated(r) for r in rows):
+            return None
+        # ... and the answer itself is read in text: some fact stated in a passage has each
+        # of its nodes (as subject or object): the answer, each member of a list, none of a
+        # computed answer (the form says which).
+        read = {x for r in rows if g.stated(r) for x in (g.f_subj[r], g.f_obj[r])}
+        if not all(x in read for x in question_form(draft.form).answer_nodes(draft.answer)):
             return None
         # The oracle makes one search, at most one find per evidence passage, and the
         # answer: a level whose floor of calls that cannot reach is refused before any page
         # is read (exact; every check here only rejects, so their order changes nothing).
-        bound = 2 + len({g.f_pid[r] for r in rows})
+        bound = 2 + len({g.f_pid[r] for r in rows if g.stated(r)})
         if level_problems(level, {**m, "oracle_calls": bound}):
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
+        # Every value the snapshot states of what the query reads, not only the graph's.
+        if unheld_value(root, ev, self.snapshot) is not None:
+            return None
+        m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
+        m["fuzzy_clues"] = sum(bool(FUZZY_FORMS & set(n.forms(False))) for n in walk(root))
+        if level_problems(level, m):
+            return None
         form = question_form(draft.form)
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        question = self.say(root)
+        if question is None:
+            return None
         kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
@@ -350,7 +455,13 @@ class TaskBuilder:
                 m["paraphrase"] = "rejected"
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
+        m["indefinite_descriptions"] = len(self.renderer.indefinites)
+        m["closed_world"] = closed_world(root, g)
         evidence, rubric = self._evidence(rows, draft, form, hidden)
+        source = g.source
+        if g.src is not None:  # a real wiki: every source the evidence comes from
+            used = {g.source_of(r) for r in rows}
+            source = "+".join(x for x in REAL_SOURCES if x in used)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return Task(
@@ -368,7 +479,7 @@ class TaskBuilder:
             snapshot_id=self.snapshot.snapshot_id,
             generator=GENERATOR,
             seed=self.seed,
-            source=g.source,
+            source=source,
         )
 
     def _evidence(
@@ -392,10 +503,13 @@ class TaskBuilder:
             return s, (f"on {s}" if len(x) == 10 and x[4] == "-" else f"in {s}")
 
         facts, rubric, docs, pids = [], [], [], []
+        statements = self._statements([r for r in rows if not g.stated(r)])
         for r in rows:
-            s, rel, o, pid = g.f_subj[r], g.f_rel[r], g.f_obj[r], g.f_pid[r]
+            s, rel, o = g.f_subj[r], g.f_rel[r], g.f_obj[r]
+            pid = g.f_pid[r] if g.stated(r) else None
             docs.append(s)
-            pids.append(pid)
+            if pid is not None:
+                pids.append(pid)
             facts.append(
                 EvidenceFact(
                     subject_doc_id=s,
@@ -404,6 +518,8 @@ class TaskBuilder:
                     object=g.f_surface[r],
                     object_doc_id=o if isinstance(o, int) else None,
                     passage_id=pid,
+                    source=None if g.src is None else g.source_of(r),
+                    statement=statements.get(r),
                 )
             )
             lit_answer = form.masks_answer and o == draft.answer
@@ -415,7 +531,7 @@ class TaskBuilder:
             rubric.append(
                 RubricEntry(
                     text=Renderer.rubric_text(rel, subj_name, obj_bare, obj_at),
-                    passage_ids=[pid],
+                    passage_ids=[pid] if pid is not None else [],
                     entities=list(dict.fromkeys(entities)),
                     connected_to_answer=True,
                 )
@@ -439,12 +555,11 @@ def _levels(difficulty: str, n: int) -> list[str]:
 
 
 def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
-    """``config.n`` proved tasks from ``snapshot`` (with ``config.up_to``: as many as it yields,
-    up to ``config.n``).
+    """``config.n`` proved tasks from ``snapshot``.
 
     Raises:
         SynthError: Bad options, or fewer tasks than asked could be made (the message says
-            how many and what to change; with ``up_to``, only when none could).
+            how many and what to change).
     """
     if config.difficulty not in DIFFICULTIES:
         raise SynthError(
@@ -476,6 +591,11 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
+    trust = BelievedEmpty(g, snapshot.passages_of, snapshot.search)
+    lengths: dict[str, list[int]] = {lv: [] for lv in LEVELS}
+    length_rngs = {
+        lv: np.random.default_rng([config.seed, 0x1E46, i]) for i, lv in enumerate(LEVELS)
+    }
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
@@ -485,10 +605,14 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         cycle = form_cycle(names, weights)
         scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
+        target = None
+        if index in missing and len(lengths[level]) >= LENGTH_SAMPLE:
+            pool = lengths[level]
+            target = pool[int(length_rngs[level].integers(len(pool)))]
         # Yes/no answers alternate within a level (the minority first): balanced 50/50.
         want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
-            if attempt < QUOTA_ATTEMPTS:
+            if attempt < (QUOTA_ATTEMPTS_UNANSWERABLE if index in missing else QUOTA_ATTEMPTS):
                 form = scheduled
             else:
                 form = names[int(rng.choice(len(names), p=weights))]
@@ -504,33 +628,48 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
-                near = near_miss(draft.root, g, rng) if policy.perturbable else None
-                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
+                near = near_miss(draft.root, g, rng, trust) if policy.perturbable else None
+                said = None if near is None else builder.say(near)
+                cand = None if near is None or said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
                 continue
             if unique and (level, cand.answer) in seen_answers:
                 continue
+            if (
+                target is not None
+                and attempt < LENGTH_ATTEMPTS
+                and abs(len(cand.question.split()) - target) > LENGTH_SLACK
+            ):
+                continue
             task = cand
             break
+        if task is None and config.partial:
+            break
+        if task is None and index in missing and trust.refused:
+            raise SynthError(
+                f"made only {made.get(level, 0)} {level} task(s): a question with no answer "
+                "needs facts complete for its relations (a generated world) or a text check "
+                f"that finds nothing, and this snapshot's text may answer all "
+                f"{trust.refused} near-miss(es) tried (last: {trust.last_reason}); lower "
+                "--unanswerable"
+            )
         if task is None:
-            if config.up_to and tasks:
-                break
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "
-                f"{config.attempts_per_task} attempts for the next one ({len(tasks)} of "
+                f"{config.attempts_per_task:,} attempts for the next one ({len(tasks)} of "
                 f"{config.n} in all); this snapshot may be too small or too sparse for {level} "
-                "questions: ask for fewer, an easier difficulty, or more relations"
+                "questions: ask for fewer (--up-to keeps what is made), an easier difficulty, "
+                "or more relations"
             )
         tasks.append(task)
+        if not task.unanswerable:
+            lengths[level].append(len(task.question.split()))
         if task.answer_type == "yes/no":
             answers_yes_no[level][task.answer] += 1
         seen_ids.add(task.task_id)
         seen_answers.add((level, task.answer))
         made[level] = made.get(level, 0) + 1
-    # Named by what was asked: an up_to run is not the exact run of its own length when
-    # unanswerable slots (spread over the cap) are asked for.
-    size = f"upto{config.n}" if config.up_to else f"n{config.n}"
-    name = f"synth-{config.difficulty}-{size}-s{config.seed}-{snapshot.snapshot_id[:12]}"
+    name = f"synth-{config.difficulty}-n{config.n}-s{config.seed}-{snapshot.snapshot_id[:12]}"
     return TaskSet(tasks, name=name)
 
 

@@ -38,6 +38,7 @@ from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, contains
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.render import Renderer, clean_parts, who_of
+from wikigym.synth.solving import Found, Plan, Solver, answer_text, contains_item, done
 from wikigym.synth.templates import relation_text
 from wikigym.synth.values import format_number
 
@@ -156,6 +157,21 @@ class Node:
         """Clauses this node adds to a description (its children's aside)."""
         return 0
 
+    def open_world(self) -> bool:
+        """Whether this node's set stays what it is in a world with more entities than the
+        snapshot (the facts of the entities it reaches being complete): true of a named
+        constant and of what is read off named pages ("the birthplace of X"), false of what
+        is picked out of every entity ("the people born in X", "born in the 1920s"). A task
+        whose query is not is unique only inside the snapshot (``closed_world``)."""
+        return all(c.open_world() for c in self.children())
+
+    def presupposed(self) -> tuple[Node, ...]:
+        """Descriptions the question says exist whatever the answer is (a comparison's
+        candidates, a count's object, an arithmetic's subjects): when one denotes nothing,
+        the question has no answer (a near-miss), though this node's own set may not be
+        empty ("How many people were born in [no such city]?" is not "zero")."""
+        return ()
+
     def closed_relations(self) -> tuple[str, ...]:
         """Relations whose *completeness* this node's set relies on, beyond the facts that
         are there: a negation, a count or a superlative is right only when no fact of them
@@ -251,8 +267,10 @@ class Node:
 
     # ---- wording (wikigym.synth.render) -------------------------------------------
     def noun_phrase(self, r: Renderer) -> str:
-        """A marked noun phrase for this node's set (a unique description in practice)."""
-        return f"the one {self.clause(r, 'that')}"
+        """A marked noun phrase for this node's set: definite ("the one that ...") only when
+        it denotes one entity (:meth:`Renderer.definite`)."""
+        head = "the one" if r.definite(self) else "one"
+        return f"{head} {self.clause(r, 'that')}"
 
     def clause(self, r: Renderer, who: str) -> str:
         """A marked relative clause saying the described entity is in this node's set."""
@@ -266,6 +284,45 @@ class Node:
         """(bare, prepositional) marked words of a literal constraint ("1929", "in 1929")."""
         words = self.noun_phrase(r)
         return words, words
+
+    # ---- search plans (wikigym.synth.solving) -------------------------------------
+    def search_rank(self, s: Solver) -> int | None:
+        """How cheaply a search agent gathers this node's members, lower first (0: named),
+        or None when it can only test candidates (a range, a type filter, a negation)."""
+        return None
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        """This node's members as a search agent finds them through the tools (None: it
+        cannot gather them, see :meth:`search_rank`)."""
+        return done(None)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        """Whether ``item`` is in this node's set, as the pages tell (here: among the
+        members gathered)."""
+        members = yield from s.members(self)
+        return members is not None and contains_item(members, item, s)
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        """The answer a search agent gives to a query with this root (None: it found
+        nothing, and abstains)."""
+        if not (yield from presuppositions_hold(self, s)):
+            return None
+        members = yield from s.members(self)
+        return answer_text(members[0]) if members else None
+
+
+def presuppositions_hold(root: Node, s: Solver) -> Plan[bool]:
+    """Whether every description the question presupposes (:meth:`Node.presupposed`) has a
+    member a search finds (one it cannot gather is not held against it): a comparison with a
+    candidate that does not exist has no answer."""
+    for n in walk(root):
+        for p in n.presupposed():
+            if s.rank(p) is None:
+                continue
+            found = yield from s.members(p)
+            if found is not None and not found:
+                return False
+    return True
 
 
 def _same(node: Node) -> Node:
@@ -502,6 +559,8 @@ def subject_phrase(r: Renderer, node: Node) -> str:
     """The subject of a literal question: a long description goes first, in a sentence of
     its own, so the question's verb does not trail it."""
     kind = kind_of(node)
+    if not r.require_definite(node, "subject of the question"):
+        return node.noun_phrase(r)
     if kind and kind not in r.kinds and clause_count(node) >= 1:
         return r.introduce(kind, constraints(node))
     return node.noun_phrase(r)

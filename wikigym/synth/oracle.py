@@ -1,11 +1,12 @@
-"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v0``.
+"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v1``.
 
 The oracle may use titles it knows from the evidence (it is a proof of solvability and a
 cold-start SFT source), but every call must succeed in the env and every cited passage must
 have been shown by an earlier call. Shape: ``search`` for the first constant, then for each
 evidence fact (leaves first) a ``find`` on the page that states it, with words of that
 passage (relation keywords first, then the value, then the passage's opening words), then
-``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). ``find`` shows the first
+``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). A fact
+stated in no passage (a category line, a Wikidata statement) gets no ``find``. ``find`` shows the first
 :data:`FIND_MAX_HITS` passages of a page that contain the text (case-folded), as the env does.
 """
 
@@ -60,6 +61,8 @@ def build_oracle(
     cache: dict[int, list[PagePassage]] = {}
     citations: list[int] = []
     for r in rows:
+        if not g.stated(r):  # stated by a category line or Wikidata only: nothing to find
+            continue
         pid, subj, rel = g.f_pid[r], g.f_subj[r], g.f_rel[r]
         citations.append(pid)
         if pid in seen:

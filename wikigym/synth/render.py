@@ -21,8 +21,8 @@ type's own (:class:`wikigym.synth.node.Node`); this module plans the sentence ar
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -89,6 +89,13 @@ def indefinite(noun: str) -> str:
     return ("an " if wants_an(noun) else "a ") + noun
 
 
+def as_indefinite(phrase: str) -> str:
+    """ "the birthplace of X" -> "a birthplace of X" (a phrase without "the" is kept)."""
+    if phrase.startswith("the "):
+        return indefinite(phrase[len("the ") :])
+    return phrase
+
+
 _ARTICLE = re.compile(r"(?<![\w\x01])(a|an|A|An) (\x01?)([A-Za-z]+)")
 _DOUBLE_ARTICLE = re.compile(r"\bthe (an?|the|this) ")
 _ABOUT_RANGE = re.compile(
@@ -152,6 +159,15 @@ class Renderer:
         kinds: The kinds introduced so far ("this city" refers to the one city).
         allow_intro: Whether a long description may become a sentence of its own.
         reduce_p: Chance a description starts with a reduced clause.
+        sizes: How many entities of the snapshot each node denotes (the proof's evaluation);
+            a description is said definitely ("the person who ...", "this person") only
+            when it denotes one (or none: a near-miss's empty description), else
+            indefinitely ("a person who ..."). None: every description is taken as one.
+        definites: The nodes of the last question said definitely (what the proof checks).
+        indefinites: The nodes of the last question said indefinitely.
+        unfit: Why the last question cannot be said honestly (a description whose place
+            needs a definite one, such as the subject of "When was ... born?", denotes
+            several entities); the generator drops such a draft.
     """
 
     def __init__(self, graph: KnowledgeGraph, rng: np.random.Generator) -> None:
@@ -163,6 +179,26 @@ class Renderer:
         self.allow_intro = True
         self.reduce_p = 0.5
         self._frame = ""  # the frame of the last introduction
+        self.sizes: Callable[[Any], int] | None = None
+        # The nodes themselves (wikigym.synth.node.Node, which this module cannot import).
+        self.definites: list[Any] = []
+        self.indefinites: list[Any] = []
+        self.unfit: list[str] = []
+
+    def definite(self, node: Phrased) -> bool:
+        """Whether ``node`` may be said definitely: it denotes at most one entity (recorded in
+        :attr:`definites` or :attr:`indefinites`)."""
+        ok = self.sizes is None or self.sizes(node) <= 1
+        (self.definites if ok else self.indefinites).append(node)
+        return ok
+
+    def require_definite(self, node: Phrased, place: str) -> bool:
+        """:meth:`definite`, where an indefinite description cannot stand (``place`` says
+        where: it is recorded in :attr:`unfit`)."""
+        if self.definite(node):
+            return True
+        self.unfit.append(f"the {place} denotes {self.sizes(node) if self.sizes else '?'} entities")
+        return False
 
     def pick(self, options: Sequence[str]) -> str:
         """One of ``options`` (drawn when there are several)."""
@@ -195,6 +231,7 @@ class Renderer:
         if rng is not None:
             self.rng = rng
         self.intros, self.kinds, self.allow_intro, self._frame = [], set(), True, ""
+        self.definites, self.indefinites, self.unfit = [], [], []
         text = tidy(root.question(self))
         full = " ".join([*self.intros, text])
         self.kept = list(dict.fromkeys(m for m in _MARKED.findall(full) if m))

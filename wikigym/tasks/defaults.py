@@ -5,7 +5,9 @@ Every consumer that turns ``corpus=``/``tasks=`` arguments (or their absence) in
 trainers, replay and the CLI. With neither given it is the embedded default: the generated
 world and its default TaskSet, which the package root resolves (:mod:`wikigym.defaults`,
 through :mod:`wikigym.tasks.hooks`); an env id pins which embedded default it means
-(:class:`EmbeddedPin`). With a corpus only, the one-hop questions of that snapshot.
+(:class:`EmbeddedPin`). With a corpus only, the default questions of that snapshot: synth's
+(typed relations, cached by snapshot id and generator), or, for an id that pins them
+(``WikiSearch-v0``), the one-hop questions of its raw facts.
 
 Thousands of environments in one process must not each open (and verify) the snapshot:
 they share one read-only :class:`Snapshot` per path, and one TaskSet per file.
@@ -21,8 +23,9 @@ from pathlib import Path
 
 from wikigym.corpora.default import default_snapshot_path
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.errors import SnapshotError, TaskSetError
+from wikigym.errors import SnapshotError, TaskSetError, WikigymError
 from wikigym.tasks.hooks import root_services
+from wikigym.tasks.one_hop import GENERATOR as ONE_HOP_GENERATOR
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import TaskSet
 
@@ -39,12 +42,20 @@ class EmbeddedPin:
         generator: The default TaskSet's generator (``wikigym.synth/5``).
         snapshot_id: The default world's snapshot id.
         taskset_id: The default TaskSet's id.
+        corpus_tasks: The generator of the default questions of a corpus given without tasks
+            (synth's name and version, or ``wikigym.one-hop/1``: what ids pinned before it
+            was a field asked).
+        world_version: The world generator's version of the default world (``"1"``: what
+            ids pinned before it was a field mean). The world generator still makes every
+            version it had, so the pinned world is rebuilt on a fresh machine.
     """
 
     env_id: str
     generator: str
     snapshot_id: str
     taskset_id: str
+    corpus_tasks: str = ONE_HOP_GENERATOR
+    world_version: str = "1"
 
     @classmethod
     def from_value(cls, value: EmbeddedPin | Mapping[str, str] | None) -> EmbeddedPin | None:
@@ -115,14 +126,72 @@ def shared_one_hop_tasks(snapshot: Snapshot) -> TaskSet:
         return tasks
 
 
+def corpus_tasks_path(snapshot: Snapshot, generator: str | None = None) -> Path:
+    """Where the default questions of a corpus are cached: by snapshot id and the generator
+    that made them (default: today's)."""
+    tag = (generator or root_services().task_generator()).replace("/", "-").replace(".", "-")
+    return cache_dir() / "tasks" / f"{snapshot.snapshot_id[:16]}.{tag}.tasks.jsonl"
+
+
+def shared_corpus_tasks(snapshot: Snapshot, generator: str | None = None) -> TaskSet:
+    """The default questions of a corpus given without tasks, made by ``generator`` (default:
+    today's synth), built once into the cache (:func:`corpus_tasks_path`) and loaded once per
+    process; ``wikigym.one-hop/1`` names the one-hop questions of the snapshot's raw facts.
+
+    Raises:
+        TaskSetError: The corpus cannot make them, or they were made by a generator this
+            wikigym is not and the cache does not hold them (one line: why, what to pass).
+    """
+    services = root_services()
+    if generator == ONE_HOP_GENERATOR:
+        tasks = shared_one_hop_tasks(snapshot)
+        if not len(tasks):
+            raise TaskSetError(
+                f"snapshot {snapshot.path} has no facts to draw default questions from; "
+                "pass tasks=FILE"
+            )
+        return tasks
+    path = corpus_tasks_path(snapshot, generator)
+    if not path.is_file():
+        if generator is not None and generator != services.task_generator():
+            raise TaskSetError(
+                f"the env pins the default questions of {generator} for a corpus, which this "
+                f"wikigym cannot make (its generator is {services.task_generator()}) and the "
+                f"cache does not hold ({path}); use the env id of this version, or pass tasks=FILE"
+            )
+        try:
+            made = services.build_corpus_taskset(snapshot)
+        except WikigymError as exc:
+            raise TaskSetError(
+                f"no default questions for {snapshot.path}: {exc} (or pass tasks=FILE)"
+            ) from exc
+        made.save(path)  # atomic
+    return shared_taskset(path)
+
+
 def cache_dir() -> Path:
     """The cache folder defaults are built in (see :mod:`wikigym.defaults`)."""
     return root_services().cache_dir()
 
 
-def default_snapshot(progress: bool = True) -> Snapshot:
-    """The embedded default world, built once into the cache, opened once per process."""
-    return shared_snapshot(root_services().embedded_snapshot(progress=progress))
+def default_snapshot(progress: bool = True, world_version: str | None = None) -> Snapshot:
+    """The embedded default world, built once into the cache, opened once per process
+    (``world_version``: the world generator's version an env id pins; None: today's)."""
+    services = root_services()
+    return shared_snapshot(
+        services.embedded_snapshot(progress=progress, world_version=world_version)
+    )
+
+
+#: TaskSets that env ids pin but today's synth no longer makes, shipped with the package
+#: (``pinned/<first 16 hex digits of the TaskSet id>.parquet``) and checked by id on load.
+PINNED_TASKSETS = Path(__file__).parent / "pinned"
+
+
+def pinned_taskset_file(taskset_id: str) -> Path | None:
+    """The shipped file of the pinned TaskSet ``taskset_id``, if the package has one."""
+    path = PINNED_TASKSETS / f"{taskset_id[:16]}.parquet"
+    return path if path.is_file() else None
 
 
 def default_tasks_path(generator: str | None = None, snapshot: Path | None = None) -> Path:
@@ -150,12 +219,15 @@ def default_resources(
         TaskSetError: The default TaskSet is not the pinned one (or cannot be made here).
     """
     services = root_services()
-    snap = default_snapshot(progress)
+    snap = default_snapshot(progress, None if pin is None else pin.world_version)
     if pin is not None and snap.snapshot_id != pin.snapshot_id:
         snap = _pinned_snapshot(pin, built=snap)
     generator = services.task_generator() if pin is None else pin.generator
     tasks_file = default_tasks_path(generator, snap.path)
-    if not tasks_file.is_file():
+    shipped = None if pin is None else pinned_taskset_file(pin.taskset_id)
+    if not tasks_file.is_file() and shipped is not None and generator != services.task_generator():
+        tasks_file = shipped  # an older synth's TaskSet, as the id pinned it
+    elif not tasks_file.is_file():
         if generator != services.task_generator():
             raise TaskSetError(
                 f"{pin.env_id if pin else 'the env'} pins the default TaskSet of {generator}, "
@@ -205,8 +277,9 @@ def resolve_resources(
     Args:
         corpus: A snapshot directory or an open snapshot; None for the default world.
         tasks: A TaskSet file or a TaskSet; None for the default TaskSet (of the default
-            world), or the one-hop questions of ``corpus``.
-        pin: The embedded default an env id stands for (used when both are None).
+            world), or the default questions of ``corpus`` (:func:`shared_corpus_tasks`).
+        pin: The embedded default an env id stands for (used when both are None), and the
+            generator of a corpus's default questions it pins.
 
     Raises:
         SnapshotError: ``corpus`` is not a snapshot.
@@ -224,11 +297,7 @@ def resolve_resources(
     else:
         snapshot = shared_snapshot(corpus)
     if taskset is None:
-        taskset = shared_one_hop_tasks(snapshot)
-        if not len(taskset):
-            raise TaskSetError(
-                f"snapshot {snapshot.path} has no facts to draw default questions from; pass tasks=FILE"
-            )
+        taskset = shared_corpus_tasks(snapshot, None if pin is None else pin.corpus_tasks)
     check_tasks_fit_snapshot(taskset, snapshot, default_world=corpus is None)
     return snapshot, taskset
 

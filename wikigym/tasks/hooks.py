@@ -1,6 +1,6 @@
 """The one slot through which the package root serves the rooms below it.
 
-Some defaults live above the room that needs them: ``gym.make("WikiSearch-v0")`` (envs) needs
+Some defaults live above the room that needs them: ``gym.make("WikiSearch-v1")`` (envs) needs
 the default TaskSet, which synth (above envs) builds; ``synth calibrate`` needs eval's episode
 runner. The package root sees every room, so :mod:`wikigym.defaults` implements
 :class:`RootServices` (every default, resolved once) and installs it here when ``wikigym`` is
@@ -57,8 +57,9 @@ class RootServices(Protocol):
         """Where defaults are built and kept (``$WIKIGYM_CACHE``, ...)."""
         ...
 
-    def embedded_snapshot(self, *, progress: bool) -> Path:
-        """The embedded default corpus (the generated world), built once into the cache."""
+    def embedded_snapshot(self, *, progress: bool, world_version: str | None = None) -> Path:
+        """The embedded default corpus (the generated world), built once into the cache
+        (``world_version``: the world generator's version an env id pins; None: today's)."""
         ...
 
     def task_generator(self) -> str:
@@ -67,6 +68,11 @@ class RootServices(Protocol):
 
     def build_default_taskset(self, snapshot: Snapshot) -> TaskSet:
         """The default TaskSet of ``snapshot``, made by :meth:`task_generator`."""
+        ...
+
+    def build_corpus_taskset(self, snapshot: Snapshot) -> TaskSet:
+        """The default questions of any corpus given without tasks, made by
+        :meth:`task_generator` (typed relations only; a one-line error when it has none)."""
         ...
 
     def run_episodes(self, request: EpisodeRequest) -> dict[str, list[Outcome]]:

@@ -61,7 +61,13 @@ TaskId = Annotated[str, AfterValidator(check_task_id)]
 
 
 class EvidenceFact(BaseModel):
-    """A fact of the snapshot a task rests on."""
+    """A fact of the snapshot a task rests on.
+
+    ``source`` is where the snapshot read it (``infobox``, ``lead``, ``category``,
+    ``wikidata``; left out for a generated world's own facts) and ``statement`` where it is
+    stated when no passage states it (``passage_id`` null): the category line or the Wikidata
+    statement. Both are left out of the JSON when empty, so other tasks keep their bytes.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -71,6 +77,16 @@ class EvidenceFact(BaseModel):
     object: str
     object_doc_id: int | None = None
     passage_id: int | None = None
+    source: str | None = None
+    statement: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("source", "statement"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class Evidence(BaseModel):

@@ -82,7 +82,7 @@ def format_example() -> str:
 def _kind(schema: Mapping[str, Any]) -> str:
     """A field's type in words, for signatures (``string | integer``, ``list of strings``).
 
-    Booleans read ``string``: the wording registered ids pin (WikiSearch-v0 shows
+    Booleans read ``string``: the wording registered ids pin (WikiSearch-v1 shows
     ``abstain: string = false``); a change here moves every id that shows such a field.
     """
     if "anyOf" in schema:

@@ -11,7 +11,7 @@ the equivalent ``<tool_call>`` action and calls ``env.step``, so validation, rew
 error codes and metrics all come from the env, exactly as in evaluation. The tool methods a
 class exposes are the env's enabled tools: every tool set has its own module-level subclass,
 generated from the tool registry at import (``WikigymEnv_search_open_find_python_answer`` for
-WikiSearch-v0, ``WikigymEnv_answer`` for Calc-v0): the classes, and so :class:`EnvironmentFactory`,
+WikiSearch-v1, ``WikigymEnv_answer`` for Calc-v0): the classes, and so :class:`EnvironmentFactory`,
 pickle by reference (TRL's ``AsyncGRPOTrainer`` pickles the factory).
 
 ``get_reward()`` returns the env's total reward, or None for a masked episode. TRL 1.16 turns
@@ -70,7 +70,7 @@ class EnvSpec:
     :meth:`make` makes envs from it, all sharing the snapshot and TaskSet, opened once.
 
     Attributes:
-        env_id: A registered Gymnasium id (``WikiSearch-v0``, ``Calc-v0``, ...).
+        env_id: A registered Gymnasium id (``WikiSearch-v1``, ``Calc-v0``, ...).
         corpus: Snapshot directory (WikiSearch); None for the default world.
         tasks: TaskSet file (WikiSearch), or a TaskSet; None for the default TaskSet.
         kwargs: Other keyword arguments of the env (``max_steps``, ``reward``, ``python``,
@@ -114,7 +114,7 @@ class EnvSpec:
             elif self.corpus is not None or self.tasks is not None:
                 raise ValueError(
                     f"{self.env_id} takes no corpus or tasks (got corpus={self.corpus!r}, "
-                    f"tasks={self.tasks!r}); drop them or use WikiSearch-v0"
+                    f"tasks={self.tasks!r}); drop them or use WikiSearch-v1"
                 )
             self._resolved = kwargs
         return self._resolved
@@ -350,7 +350,7 @@ def tool_env_class(tool_names_: Sequence[str]) -> type[ToolEnv]:
     ``tool_names_`` (in any order; duplicates count once), made on first use.
 
     Its name lists the tools in registry order (``WikigymEnv_search_open_find_python_answer``
-    for WikiSearch-v0, ``WikigymEnv_answer`` for Calc-v0) and it is a module attribute, so
+    for WikiSearch-v1, ``WikigymEnv_answer`` for Calc-v0) and it is a module attribute, so
     pickle finds it by name (a process that unpickles one makes it again, see ``__getattr__``).
 
     Raises:

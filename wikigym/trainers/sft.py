@@ -87,7 +87,7 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
     taskset = spec.taskset()
     if taskset is None:
         raise WikigymError(
-            f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v0"
+            f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v1"
         )
     env = spec.make()
     tools = getattr(env.unwrapped, "tools", tool_names())

@@ -1,6 +1,6 @@
 """Everything TRL's ``GRPOTrainer`` takes for a wikigym env, in one call: :func:`trl_kwargs`.
 
-``GRPOTrainer(model=..., args=GRPOConfig(...), **trl_kwargs("WikiSearch-v0"))`` trains on the
+``GRPOTrainer(model=..., args=GRPOConfig(...), **trl_kwargs("WikiSearch-v1"))`` trains on the
 env's tools with no other wiring. The dict holds:
 
 - ``train_dataset``: one row per task (``prompt``, ``task_id``, ``seed``), see
@@ -141,7 +141,7 @@ def trl_kwargs(
     """What ``GRPOTrainer(model=..., args=..., **kw)`` needs to train on a wikigym env.
 
     Args:
-        env_id: A registered env id (``WikiSearch-v0``, ``Calc-v0``, ...).
+        env_id: A registered env id (``WikiSearch-v1``, ``Calc-v0``, ...).
         corpus: Snapshot directory (WikiSearch); None: the default world.
         tasks: TaskSet file or TaskSet (WikiSearch); None: the default TaskSet.
         **env_kwargs: Other env keyword arguments (``max_steps``, ``reward``, ``python``,
@@ -168,7 +168,7 @@ def trl_multi_kwargs(
     Args:
         envs: Name -> the env's :func:`trl_kwargs` arguments (``env_id``, ``corpus``,
             ``tasks`` and the env's keyword arguments), e.g.
-            ``{"search": {"env_id": "WikiSearch-v0", "max_steps": 12},
+            ``{"search": {"env_id": "WikiSearch-v1", "max_steps": 12},
             "calc": {"env_id": "Calc-v0"}}``.
         num_rows: Rows per env (one number for all, or per name; default: every task of a
             TaskSet, 256 episodes of an env without one).

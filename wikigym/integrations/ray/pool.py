@@ -55,7 +55,7 @@ class RolloutPool:
 
     Args:
         num_actors: How many actors (each one process, one env).
-        env_id: ``WikiSearch-v0`` or ``Calc-v0``.
+        env_id: ``WikiSearch-v1`` or ``Calc-v0``.
         snapshot_id: The snapshot every actor must find at the corpus path. None: the
             driver opens the env once itself and takes its snapshot's id (the driver then
             needs a copy too; with an id it needs none and the first actor lists the tasks).

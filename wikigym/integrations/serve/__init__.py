@@ -1,4 +1,4 @@
-"""``wikigym serve``: WikiSearch-v0 and Calc-v0 for every search-agent stack.
+"""``wikigym serve``: WikiSearch-v1 and Calc-v0 for every search-agent stack.
 
 OpenEnv's protocol (WebSocket ``/ws`` sessions, stateless HTTP ``/reset`` and ``/step``,
 ``/state``, ``/metadata``, ``/schema``, ``/health``, a Prometheus ``/metrics``), Search-R1's

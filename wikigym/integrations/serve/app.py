@@ -49,7 +49,7 @@ log = logging.getLogger("wikigym.serve")
 
 ENV_NAME = "wikigym"
 DESCRIPTION = (
-    "Offline, deterministic Wikipedia search environments (WikiSearch-v0: search, open, find, "
+    "Offline, deterministic Wikipedia search environments (WikiSearch-v1: search, open, find, "
     "python, answer over a frozen snapshot; Calc-v0) for training and evaluating LLM search "
     "agents; also Search-R1's POST /retrieve and MCP on /mcp."
 )
@@ -189,7 +189,7 @@ async def http_retrieve(request: Request) -> Response:
     retriever: Retriever | None = request.app.state.retriever
     limits = pool.config.limits
     if retriever is None:
-        detail = "no snapshot is served (serve WikiSearch-v0 for /retrieve)"
+        detail = "no snapshot is served (serve WikiSearch-v1 for /retrieve)"
         return JSONResponse({"detail": detail, "code": "NOT_FOUND"}, status_code=404)
     try:
         try:
@@ -230,7 +230,7 @@ class McpRoute:
         if mcp is None:
             response = JSONResponse(
                 {
-                    "detail": "MCP needs WikiSearch-v0 served and the mcp package (pip install "
+                    "detail": "MCP needs WikiSearch-v1 served and the mcp package (pip install "
                     "'wikigym[serve]')",
                     "code": "NOT_FOUND",
                 },

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> None:
     _add_mcp_parser(sub)
     p = sub.add_parser(
         "serve",
-        help="serve WikiSearch-v0 and Calc-v0 over the OpenEnv protocol (WebSocket /ws, "
+        help="serve WikiSearch-v1 and Calc-v0 over the OpenEnv protocol (WebSocket /ws, "
         "HTTP /reset /step /state /health /metadata /schema /metrics), Search-R1's POST "
         "/retrieve and MCP on /mcp; no authentication unless --token",
     )
@@ -57,11 +57,11 @@ def add_parser(sub: Any) -> None:
         dest="env_ids",
         action="append",
         help="env id to serve (repeatable; the first is a session's default; "
-        "default: WikiSearch-v0 and Calc-v0)",
+        "default: WikiSearch-v1 and Calc-v0)",
     )
-    p.add_argument("--max-steps", type=int, help="WikiSearch-v0 step budget")
+    p.add_argument("--max-steps", type=int, help="WikiSearch-v1 step budget")
     p.add_argument(
-        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v0's python tool mode"
+        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v1's python tool mode"
     )
     p.add_argument(
         "--token",
@@ -88,14 +88,14 @@ def add_parser(sub: Any) -> None:
 def _add_mcp_parser(sub: Any) -> None:
     p = sub.add_parser(
         "mcp",
-        help="serve WikiSearch-v0's tools (reset, search, open, find, python, answer) over MCP "
+        help="serve WikiSearch-v1's tools (reset, search, open, find, python, answer) over MCP "
         "on stdin/stdout, one episode at a time, for an MCP client that starts this command",
     )
     p.add_argument("--corpus", help="snapshot directory (default: the embedded default world)")
     p.add_argument("--tasks", help="TaskSet .jsonl (default: the default TaskSet)")
-    p.add_argument("--max-steps", type=int, help="WikiSearch-v0 step budget")
+    p.add_argument("--max-steps", type=int, help="WikiSearch-v1 step budget")
     p.add_argument(
-        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v0's python tool mode"
+        "--python", choices=["auto", "off", "unsafe"], help="WikiSearch-v1's python tool mode"
     )
     p.set_defaults(func=cmd_mcp)
 

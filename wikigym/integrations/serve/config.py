@@ -151,8 +151,8 @@ class ServeConfig:
     """A server's recipe and bounds.
 
     Attributes:
-        corpus: Snapshot directory of WikiSearch-v0 (None: the embedded default world).
-        tasks: TaskSet file of WikiSearch-v0 (None: the default TaskSet).
+        corpus: Snapshot directory of WikiSearch-v1 (None: the embedded default world).
+        tasks: TaskSet file of WikiSearch-v1 (None: the default TaskSet).
         env_ids: The env ids a session may ask for; the first is the default.
         env_kwargs: Other env arguments per env id (``max_steps``, ``python``, ...), the same
             for every session (a session's recipe is ``env_spec(env_id, **kwargs)``).

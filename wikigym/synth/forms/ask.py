@@ -24,6 +24,7 @@ from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.levels import LEVELS
 from wikigym.synth.node import Answer, Node, Reassemble, register, relations_of
 from wikigym.synth.render import Renderer, mark
+from wikigym.synth.solving import Plan, Solver
 
 
 @register
@@ -81,6 +82,10 @@ class Ask(Node):
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         return str(item), [], "yes/no"
 
+    def solve(self, s: Solver) -> Plan[str | None]:
+        (candidate,) = (yield from s.members(self.candidate)) or ("",)
+        return "yes" if candidate and (yield from s.holds(self.arg, candidate)) else "no"
+
     def question(self, r: Renderer) -> str:
         item = self.candidate.constant
         name = r.g.surface(item) if item is not None else ""
@@ -93,6 +98,10 @@ class YesNoForm(QuestionForm):
     alternates the answers, so they stay 50/50). Drafted when a config asks for it."""
 
     name = "yes_no"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     opt_in_weight = dict.fromkeys(LEVELS, 0.15)
     repeats_answers = True
     names_entities = True

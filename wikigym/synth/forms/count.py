@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order
 from wikigym.synth.forms.entity import Entity
@@ -22,10 +24,12 @@ from wikigym.synth.node import (
     Unary,
     constraints,
     kind_of,
+    presuppositions_hold,
     register,
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
 from wikigym.synth.templates import plural, relation_text
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -49,7 +53,16 @@ def role_set(r: Renderer, node: Node) -> tuple[str, str, str]:
         raise ValueError(f"expected the subjects of one relation, not {member}")
     relation, obj = link
     role = relation_text(relation).role or measure_noun(relation)
+    r.require_definite(obj, "object the members share")
     return plural(kind), role, obj.noun_phrase(r)
+
+
+def shared_object(node: Node) -> tuple[Node, ...]:
+    """The object of the one role fact a set's members share ("X" of "the novels whose
+    author is X"), which a question about the set says exists."""
+    cons = constraints(node)
+    link = cons[0].link() if len(cons) == 1 else None
+    return () if link is None else (link[1],)
 
 
 @register
@@ -73,6 +86,9 @@ class Count(Unary):
     def closed_relations(self) -> tuple[str, ...]:
         return tuple(relations_of(self.arg))  # a missing fact changes the count
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
+
     def evaluate(self, ev: Evaluator) -> SetValue:
         return frozenset((str(len(ev.value(self.arg))),))
 
@@ -88,6 +104,12 @@ class Count(Unary):
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         n = int(item)
         return str(item), ([NUMBER_WORDS[n]] if n < len(NUMBER_WORDS) else []), "count"
+
+    def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
+        members = yield from s.members(self.arg)
+        return None if members is None else str(len(members))
 
     def question(self, r: Renderer) -> str:
         """ "How many novels have X as their author?" and its variants."""
@@ -107,6 +129,9 @@ class CountForm(QuestionForm):
     when X is a deep description)."""
 
     name = "count"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
 
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:
         if not len(s.role_rows):
@@ -133,3 +158,23 @@ class CountForm(QuestionForm):
             arg = got[0]
         root = Count(Intersect((IsA(kind), Project(rel, arg, inverse=True))))
         return Draft(root, str(len(members)), self.name)
+
+
+def role_members(
+    s: SamplerAPI, depth: int, lo: int, hi: int
+) -> tuple[int, str, int, str, np.ndarray] | None:
+    """A random role fact's object and the ``lo``..``hi`` subjects of its kind that share it
+    (``(subject, relation, object, kind, members)``), or None (no hop left, no role fact,
+    a value object or a set of another size). What list and total questions are drawn over."""
+    if depth < 1 or not len(s.role_rows):
+        return None
+    g = s.g
+    row = int(s.role_rows[int(s.rng.integers(len(s.role_rows)))])
+    subject, rel, o = g.f_subj[row], g.f_rel[row], g.f_obj[row]
+    kind = g.kinds[subject]
+    if kind is None or not isinstance(o, int):
+        return None
+    members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
+    if not lo <= len(members) <= hi:
+        return None
+    return subject, rel, o, kind, members

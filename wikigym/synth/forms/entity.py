@@ -19,6 +19,7 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.node import Constant, Node, register
 from wikigym.synth.render import Renderer, mark
+from wikigym.synth.solving import Found, Plan, Solver, done
 
 
 @register
@@ -51,6 +52,12 @@ class Entity(Constant):
 
     def noun_phrase(self, r: Renderer) -> str:
         return mark(r.g.titles[self.doc_id])
+
+    def search_rank(self, s: Solver) -> int | None:
+        return 0
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        return done([s.entity(self.doc_id, self.title)])
 
 
 @register_form

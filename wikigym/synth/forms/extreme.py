@@ -21,6 +21,7 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order
 from wikigym.synth.forms.union import Union
 from wikigym.synth.node import Hop, Node, constraints, kind_of, register, relations_of
 from wikigym.synth.render import RELATIVE, Renderer, join, measure_noun, unmark, who_of
+from wikigym.synth.solving import Found, Plan, Solver
 
 SET_MIN, SET_MAX = 2, 8  # members of the set a superlative picks from
 
@@ -60,6 +61,9 @@ class Extreme(Hop):
     def forms(self, listed: bool) -> tuple[str, ...]:
         return ("comparison",) if self.arg.alternatives() is not None else ("superlative",)
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return self.arg.alternatives() or ()  # each candidate listed must exist
+
     def closed_relations(self) -> tuple[str, ...]:
         # The greatest of a set is right only when every member, and its measure, is there.
         return (self.relation, *relations_of(self.arg))
@@ -91,6 +95,23 @@ class Extreme(Hop):
     def reductions(self) -> Iterator[Node]:
         return self.reduced_children()
 
+    def search_rank(self, s: Solver) -> int | None:
+        inner = s.rank(self.arg)
+        return None if inner is None else inner + 1
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        members = yield from s.members(self.arg)
+        if members is None:
+            return None
+        scored: list[tuple[float, Found]] = []
+        for m in members:
+            if isinstance(m, str) and (v := (yield from s.measure(m, self.relation))) is not None:
+                scored.append((v, m))
+        if not scored:
+            return []
+        best = max(v for v, _ in scored) if self.most else min(v for v, _ in scored)
+        return [m for v, m in scored if v == best]
+
     def names_answer(self, item: Item) -> bool:
         # "Which has the largest population: A, B or C?" names its answer by design.
         alts = self.arg.alternatives()
@@ -110,6 +131,8 @@ class Extreme(Hop):
             # Listed candidates stay inline: "this person" could not tell them apart.
             # Short forms ("the city founded in 1200"), several candidates in one sentence.
             r.allow_intro, r.reduce_p = False, 1.0
+            for a in alts:
+                r.require_definite(a, "candidate of a comparison")
             names = [a.noun_phrase(r) for a in alts]
             r.allow_intro, r.reduce_p = True, 0.5
             if any(RELATIVE.search(unmark(n)) for n in names):  # long items: a list

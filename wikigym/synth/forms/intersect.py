@@ -25,7 +25,8 @@ from wikigym.synth.node import (
     kind_of,
     register,
 )
-from wikigym.synth.render import INTRO_MIN_CLAUSES, INTRO_P, Renderer, who_of
+from wikigym.synth.render import INTRO_MIN_CLAUSES, INTRO_P, Renderer, indefinite, who_of
+from wikigym.synth.solving import Found, Plan, Solver
 
 WIDE_MIN = 4  # constraints of one intersection that make a "wide" set of weak attributes
 
@@ -132,6 +133,12 @@ class Intersect(Branching):
         cons = constraints(self)
         if len(cons) == 1 and cons[0].attribute() is not None:
             return cons[0].noun_phrase(r)
+        if not r.definite(self):
+            # It fits several entities: "a person who ...", never "the" or "this person".
+            # Inline, so short: "a city founded in the 1040s" rather than "a city that was
+            # founded in the 1040s" (five relative pronouns in a sentence read badly).
+            head = indefinite(kind) if kind else "one"
+            return r.described(head, r.parts(cons), who_of(kind), reduce_p=1.0)
         if (
             kind
             and r.allow_intro
@@ -145,6 +152,53 @@ class Intersect(Branching):
 
     def clause(self, r: Renderer, who: str) -> str:
         return r.described("", r.parts(constraints(self)), who, reduce=False).strip()
+
+    def open_world(self) -> bool:
+        # Bounded by any positive member that is: the rest only filter its members.
+        return any(a.open_world() for a in self.args if a.negated is None and a.filter_kind is None)
+
+    # ---- search plans ----------------------------------------------------------------
+    def _generators(self, s: Solver) -> list[Node]:
+        """The positive members whose sets a search can gather, cheapest first."""
+        ranked = [
+            (rank, i, a)
+            for i, a in enumerate(self.args)
+            if a.negated is None and (rank := s.rank(a)) is not None
+        ]
+        return [a for _, _, a in sorted(ranked, key=lambda x: (x[0], x[1]))]
+
+    def search_rank(self, s: Solver) -> int | None:
+        ranks = [r for a in self._generators(s) if (r := s.rank(a)) is not None]
+        if not ranks:
+            return None
+        return min(ranks) + sum(a.filter_kind is None for a in self.args) - 1
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        """Candidates from the cheapest member a search can gather, each tested against
+        every other member; the next generator when none is left (search misses some)."""
+        generators = self._generators(s)
+        if not generators:
+            return None
+        for gen in generators:
+            found = yield from s.members(gen)
+            kept: list[Found] = []
+            for cand in found or ():
+                ok = True
+                for other in self.args:
+                    if other is not gen and not (yield from s.holds(other, cand)):
+                        ok = False
+                        break
+                if ok:
+                    kept.append(cand)
+            if kept:
+                return kept
+        return []
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        for a in self.args:
+            if not (yield from s.holds(a, item)):
+                return False
+        return True
 
 
 def _probed(ev: Evaluator, pos: list[Node]) -> np.ndarray | None:

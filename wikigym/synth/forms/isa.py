@@ -9,6 +9,9 @@ from typing import Any
 from wikigym.synth.evaluate import Evaluator, Item, SetValue
 from wikigym.synth.node import Node, register
 from wikigym.synth.render import Renderer, indefinite
+from wikigym.synth.solving import Found, Plan, Solver
+
+LISTING_RANK = 50  # gathering a kind's members by searching for the kind: the last resort
 
 
 @register
@@ -38,3 +41,18 @@ class IsA(Node):
 
     def noun_phrase(self, r: Renderer) -> str:
         return indefinite(self.kind)
+
+    def open_world(self) -> bool:
+        return False  # every entity of a kind: the snapshot holds some of them
+
+    def search_rank(self, s: Solver) -> int | None:
+        return LISTING_RANK
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        found = yield from s.instances(self.kind)
+        return list(found)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        if not isinstance(item, str):
+            return False
+        return (yield from s.is_kind(item, self.kind))

@@ -15,6 +15,7 @@ from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.project import Project, literal_words
 from wikigym.synth.node import Node, Unary, register, relations_of
 from wikigym.synth.render import Renderer
+from wikigym.synth.solving import Found, Plan, Solver
 from wikigym.synth.templates import negated_clauses
 
 
@@ -71,6 +72,9 @@ class Not(Unary):
                 bare, at = literal_words(r, obj)
                 return r.pick(options).format(who=who, o=bare, o_at=at)
         return f"{who} is not {self.arg.noun_phrase(r)}"
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        return not (yield from s.holds(self.arg, item))
 
 
 @register_form

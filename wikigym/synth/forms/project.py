@@ -31,9 +31,12 @@ from wikigym.synth.node import (
     kind_of,
     register,
 )
-from wikigym.synth.render import Renderer, object_noun
+from wikigym.synth.render import Renderer, as_indefinite, object_noun
+from wikigym.synth.solving import Found, Plan, Solver, unique
 from wikigym.synth.templates import relation_text
 
+SEARCH_STEP = 10  # rank added by a step a search must find (subjects of an object)
+READ_STEP = 1  # rank added by a step read off pages already found (objects of a subject)
 MIN_LITERAL_VALUES = 30  # a text relation with fewer values, much shared, is a closed set
 CLOSED_SHARE = 3.0  # subjects per value (on average) that make a small set closed
 
@@ -139,7 +142,9 @@ class Project(Hop):
 
     def surely_not(self, ev: Evaluator, want: SetValue) -> bool:
         if self.inverse:
-            return super().surely_not(ev, want)
+            # Hop's, named: a slotted dataclass is a new class, so zero-argument super()
+            # fails on Python 3.11 (its __class__ cell is the class before slots).
+            return Hop.surely_not(self, ev, want)
         # Sized from its codes first (projections keep distinct codes, one per literal, so
         # the sizes are the sets' sizes): a relaxed description can reach a million dates.
         ids = ev.as_ids(ev.value(self.arg))
@@ -159,7 +164,7 @@ class Project(Hop):
     # ---- answers ---------------------------------------------------------------------
     def answer(self, graph: KnowledgeGraph, item: Item) -> Answer:
         if isinstance(item, int):
-            return super().answer(graph, item)
+            return Hop.answer(self, graph, item)
         shown = self.answer_text(graph, item)
         vt = graph.rel_types.get(self.relation, "text")
         aliases = [x for x in graph.literal_aliases.get(item, ()) if x != shown]
@@ -168,15 +173,17 @@ class Project(Hop):
     # ---- wording ---------------------------------------------------------------------
     def noun_phrase(self, r: Renderer) -> str:
         if self.inverse:
-            return super().noun_phrase(r)
+            return Hop.noun_phrase(self, r)
         rt = relation_text(self.relation)
+        one = r.definite(self)
         s = self.arg.noun_phrase(r)
         # Inside a sentence, "the birthplace of X" rather than "the city where X was born":
         # a verb after the subject would trail behind the clauses around it.
         ending = tuple(n for n in rt.nouns if n.endswith("{s}"))
         noun = rt.role or object_noun(self.relation)
         nouns = ending or (f"the {noun} of {{s}}",)
-        return r.pick(nouns).format(s=s)
+        phrase = r.pick(nouns).format(s=s)
+        return phrase if one else as_indefinite(phrase)
 
     def clause(self, r: Renderer, who: str) -> str:
         rt = relation_text(self.relation)
@@ -196,6 +203,52 @@ class Project(Hop):
         if self.inverse:
             return entity_question(r, self)
         return literal_question(r, self)
+
+    def open_world(self) -> bool:
+        # Forward: read off the argument's members. Inverse: every subject of the relation.
+        return not self.inverse and self.arg.open_world()
+
+    # ---- search plans ----------------------------------------------------------------
+    def search_rank(self, s: Solver) -> int | None:
+        inner = s.rank(self.arg)
+        if inner is None:
+            return None
+        return inner + (SEARCH_STEP if self.inverse else READ_STEP)
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        args = yield from s.members(self.arg)
+        if args is None:
+            return None
+        out: list[Found] = []
+        for a in args:
+            if self.inverse:
+                out.extend((yield from s.subjects(self.relation, a)))
+            elif isinstance(a, str):
+                out.extend((yield from s.values(a, self.relation)))
+        return unique(out, s)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        if not self.inverse:
+            if s.rank(self.arg) is not None:
+                return (yield from Hop.test(self, s, item))
+            # "the birthplace of someone who ...": some subject stating item is one of them.
+            for subject in (yield from s.subjects(self.relation, item)):
+                if (yield from s.holds(self.arg, subject)):
+                    return True
+            return False
+        if not isinstance(item, str):
+            return False
+        rank = s.rank(self.arg)
+        if rank is not None and rank < SEARCH_STEP:
+            # A named object, or one read off named pages: look for it on the item's page.
+            for target in (yield from s.members(self.arg)) or ():
+                if (yield from s.states(item, self.relation, target)):
+                    return True
+            return False
+        for value in (yield from s.values(item, self.relation)):
+            if (yield from s.holds(self.arg, value)):
+                return True
+        return False
 
 
 def noun_of(node: Node) -> Node:
@@ -220,6 +273,7 @@ def literal_question(r: Renderer, root: Project) -> str:
     """ "When was X born?"; for a described subject "A person ... . When was this person
     born?" or "What is the birth date of the person who ...?"."""
     rt = relation_text(root.relation)
+    r.require_definite(root.arg, "subject of a literal question")
     trailing = [a for a in rt.asks if not a.endswith("{s}?")]
     ending = [a for a in rt.asks if a.endswith("{s}?")]
     ending += ["What is " + n + "?" for n in rt.nouns if n.endswith("{s}")]

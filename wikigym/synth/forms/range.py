@@ -22,6 +22,7 @@ from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.minimal import numbers_in
 from wikigym.synth.node import Node, register
 from wikigym.synth.render import Renderer, mark, mark_numbers, unmark
+from wikigym.synth.solving import Found, Plan, Solver
 from wikigym.synth.templates import relation_text
 from wikigym.synth.values import Span, format_number, span_phrase
 
@@ -142,6 +143,15 @@ class Range(Node):
         bare, at = self.value_words(r)
         t = r.pick(relation_text(self.relation).clauses)
         return t.format(who=who, o=bare, o_at=at)
+
+    def open_world(self) -> bool:
+        return False  # every entity with a measure in the span
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        if not isinstance(item, str):
+            return False
+        m = yield from s.measure(item, self.relation)
+        return m is not None and self.lo <= m <= self.hi
 
 
 def century_part(node: Range) -> tuple[str, int] | None:

@@ -24,6 +24,7 @@ from wikigym.synth.drafts import (
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, same_object_ids
 from wikigym.synth.node import Node, register
 from wikigym.synth.render import Renderer
+from wikigym.synth.solving import Found, Plan, Solver, contains_item
 from wikigym.synth.templates import relation_text
 
 
@@ -83,6 +84,16 @@ class Same(Node):
         a, b = relation_text(self.rel_a).role, relation_text(self.rel_b).role
         own = "its" if who == "that" else "their"
         return f"whose {a} is also {own} {b}"
+
+    def open_world(self) -> bool:
+        return False  # every entity whose two relations meet
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        if not isinstance(item, str):
+            return False
+        left = yield from s.values(item, self.rel_a)
+        right = yield from s.values(item, self.rel_b)
+        return any(contains_item(right, x, s) for x in left)
 
 
 def same_pool(s: SamplerAPI) -> np.ndarray:

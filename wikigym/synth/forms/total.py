@@ -23,22 +23,24 @@ from wikigym.errors import SynthError
 from wikigym.synth.drafts import Draft, QuestionForm, SamplerAPI, Shape, register_form
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, item_order, number_key
 from wikigym.synth.forms.arith import SUMMABLE
-from wikigym.synth.forms.count import role_set
+from wikigym.synth.forms.count import role_members, role_set, shared_object
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.intersect import Intersect
 from wikigym.synth.forms.isa import IsA
 from wikigym.synth.forms.project import Project
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.idsets import intersect
 from wikigym.synth.node import (
     Hop,
     Node,
     Numeric,
     Reassemble,
+    presuppositions_hold,
     register,
     relations_of,
 )
 from wikigym.synth.render import Renderer, measure_noun
+from wikigym.synth.solving import Plan, Solver
+from wikigym.synth.values import format_number
 
 MEMBERS_MIN, MEMBERS_MAX = 2, 4  # members summed (each is a page the oracle reads)
 
@@ -88,6 +90,9 @@ class Total(Hop, Numeric):
         # A missing member, or a missing measure, changes the sum.
         return (self.relation, *relations_of(self.arg))
 
+    def presupposed(self) -> tuple[Node, ...]:
+        return shared_object(self.arg)
+
     def evaluate(self, ev: Evaluator) -> SetValue:
         members = ev.value(self.arg)
         ids = ev.as_ids(members)
@@ -110,6 +115,20 @@ class Total(Hop, Numeric):
         relation = self.relation
         return [(self.arg, lambda a: Total(relation, a))]
 
+    def solve(self, s: Solver) -> Plan[str | None]:
+        if not (yield from presuppositions_hold(self, s)):
+            return None  # "How many people were born in [no such city]?" has no answer
+        members = yield from s.members(self.arg)
+        if not members:
+            return None
+        total = 0.0
+        for m in members:
+            v = (yield from s.measure(m, self.relation)) if isinstance(m, str) else None
+            if v is None:
+                return None
+            total += v
+        return format_number(total)
+
     def question(self, r: Renderer) -> str:
         """ "What is the total population of the cities that have X as their country?"."""
         many, role, x = role_set(r, self.arg)
@@ -128,23 +147,21 @@ class TotalForm(QuestionForm):
     subjects of one role fact, every one with the summed measure."""
 
     name = "total"
+
+    def answer_nodes(self, answer: Item) -> tuple[Item, ...]:
+        return ()  # computed: no node of the graph is the answer
+
     # Medium: a set of named members' measures is two hops. (A deeper set rarely meets hard's
     # structure: 2 of 600 drafts on the embedded world.)
     opt_in_weight: ClassVar[dict[str, float]] = {"medium": 0.05}
 
     def draft(self, s: SamplerAPI, shape: Shape, level: str, want_yes: bool) -> Draft | None:
         depth = shape.depth - 1  # reading each member's measure is the last hop
-        if depth < 1 or not len(s.role_rows):
+        role = role_members(s, depth, MEMBERS_MIN, MEMBERS_MAX)
+        if role is None:
             return None
         g = s.g
-        row = int(s.role_rows[int(s.rng.integers(len(s.role_rows)))])
-        subject, rel, o = g.f_subj[row], g.f_rel[row], g.f_obj[row]
-        kind = g.kinds[subject]
-        if kind is None or not isinstance(o, int):
-            return None
-        members = intersect(g.subject_ids(rel, o), g.member_ids(kind))
-        if not MEMBERS_MIN <= len(members) <= MEMBERS_MAX:
-            return None
+        subject, rel, o, kind, members = role
         summable = [m for m in s.measured_rels(subject) if any(w in m for w in SUMMABLE)]
         summable = [m for m in summable if total_of(g, m, members) is not None]
         if not summable:

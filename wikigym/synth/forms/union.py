@@ -1,5 +1,5 @@
 """A union (``Union(args)``, op ``or``), and the union question form: "born in X or in Y",
-"born in the 1920s or between 1951 and 1956"."""
+"whose genre is jazz or blues"."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from wikigym.synth.drafts import Cut, Layer, SamplerAPI, SpecialForm, register_f
 from wikigym.synth.evaluate import Evaluator, Item, SetValue, all_ids, contains, frozen
 from wikigym.synth.forms.entity import Entity
 from wikigym.synth.forms.project import Project
-from wikigym.synth.forms.range import Range
+from wikigym.synth.forms.value import Value
+from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.node import Branching, Node, register
 from wikigym.synth.render import Renderer, join
+from wikigym.synth.solving import Found, Plan, Solver, unique
 from wikigym.synth.templates import relation_text
-from wikigym.synth.values import number_span, year_span
-
-LATEST_YEAR = 2025  # the second span of a year union never reaches past this
 
 
 @register
@@ -72,7 +71,7 @@ class Union(Branching):
         args = self.args
         links = [a.link() or a.attribute() for a in args]
         rels = {p[0] for a in args if (p := a.link()) is not None}
-        named = [p[1] for p in links if p is not None and isinstance(p[1].constant, int)]
+        named = [p[1] for p in links if p is not None and p[1].constant is not None]
         if len(rels) == 1 and len(named) == len(args) and len(args) >= 2:
             (rel,) = rels
             names = [n.noun_phrase(r) for n in named]
@@ -86,54 +85,65 @@ class Union(Branching):
             return t.format(who=who, o=joined, o_at=joined)
         return join([a.clause(r, who) for a in args], "or")
 
+    def search_rank(self, s: Solver) -> int | None:
+        ranks = [r for a in self.args if (r := s.rank(a)) is not None]
+        return 1 + max(ranks) if ranks else None
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        """The members of every branch a search can gather (those it cannot are missed)."""
+        if self.search_rank(s) is None:
+            return None
+        out: list[Found] = []
+        for a in self.args:
+            if s.rank(a) is not None:
+                out.extend((yield from s.members(a)) or ())
+        return unique(out, s)
+
+    def test(self, s: Solver, item: Found) -> Plan[bool]:
+        for a in self.args:
+            if (yield from s.holds(a, item)):
+                return True
+        return False
+
 
 @register_form
 class UnionForm(SpecialForm):
-    """ "who was born in X or in Y": two constraints of one relation, the answer in one."""
+    """ "who was born in X or in Y", "whose genre is jazz or blues": two categorical values of
+    one relation (entities, or texts from a closed set), the answer holding one. Never two
+    spans of a measure: "founded between 1328 and 1335 or between 1348 and 1355" is a range
+    with a hole, which nobody asks."""
 
     name = "union"
 
     def cut(self, s: SamplerAPI, layer: Layer) -> Cut | None:
         g = s.g
-        measured = [r for r in layer.rows if g.f_measure[r] is not None]
-        if measured and s.rng.random() < 0.6:
-            return range_union(s, layer, measured[0])
         for r in layer.rows:
             rel, o = g.f_rel[r], g.f_obj[r]
-            if not isinstance(o, int):
+            if g.f_measure[r] is not None or g.f_vtype[r] not in ("entity", "text"):
                 continue
-            pool = idsets.minus(g.entity_object_ids(rel), g.object_ids(rel, layer.e))
-            if not len(pool):
-                continue
-            o2 = int(pool[int(s.rng.integers(len(pool)))])
-            a = Project(rel, Entity(o, g.titles[o]), inverse=True)
-            b = Project(rel, Entity(o2, g.titles[o2]), inverse=True)
+            if isinstance(o, int):
+                pool = idsets.minus(g.entity_object_ids(rel), g.object_ids(rel, layer.e))
+                if not len(pool):
+                    continue
+                o2: Item = int(pool[int(s.rng.integers(len(pool)))])
+            else:
+                mine = set(g.objects(rel, layer.e))
+                values = sorted(
+                    v for v in g.inv.get(rel, {}) if isinstance(v, str) and v not in mine
+                )
+                if not values:
+                    continue
+                o2 = values[int(s.rng.integers(len(values)))]
+            a = Project(rel, constant_of(g, o), inverse=True)
+            b = Project(rel, constant_of(g, o2), inverse=True)
             pair = (a, b) if s.rng.random() < 0.5 else (b, a)
             parts = (g.subject_ids(rel, o), g.subject_ids(rel, o2))
             return s.make_cut(layer, Union(pair), {rel}, parts)
         return None
 
 
-def range_union(s: SamplerAPI, layer: Layer, row: int) -> Cut | None:
-    """ "born in the 1920s or in the 1950s": the span of the value and a disjoint one."""
-    g = s.g
-    rel, m = g.f_rel[row], g.f_measure[row]
-    if m is None:
-        return None
-    if g.f_vtype[row] == "date":
-        span, unit = year_span(int(m), s.rng), "year"
-        shift = int(s.rng.integers(2, 6)) * 10 * (1 if s.rng.random() < 0.5 else -1)
-        if span.hi + shift > LATEST_YEAR:  # a span in the future would give itself away
-            shift = -abs(shift)
-        lo2, hi2 = span.lo + shift, span.hi + shift
-    else:
-        span, unit = number_span(m, s.rng), "number"
-        factor = 2.0 + float(s.rng.integers(0, 3))
-        lo2, hi2 = span.lo * factor, span.hi * factor
-    if lo2 <= span.hi and span.lo <= hi2:
-        return None  # overlapping spans: the union would be one span
-    a = Range(rel, span.lo, span.hi, unit)
-    b = Range(rel, float(lo2), float(hi2), unit)
-    pair = (a, b) if a.lo < b.lo else (b, a)
-    parts = (g.range_ids(rel, a.lo, a.hi), g.range_ids(rel, b.lo, b.hi))
-    return s.make_cut(layer, Union(pair), {rel}, parts)
+def constant_of(g: KnowledgeGraph, item: Item) -> Node:
+    """The named constant of an entity or a text value."""
+    if isinstance(item, int):
+        return Entity(item, g.titles[item])
+    return Value(item, "text")

@@ -11,6 +11,7 @@ from wikigym.synth.evaluate import Evaluator, Item, SetValue
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.node import Constant, Node, register
 from wikigym.synth.render import Renderer, mark
+from wikigym.synth.solving import Found, Plan, Solver, done
 
 
 @register
@@ -48,3 +49,9 @@ class Value(Constant):
 
     def noun_phrase(self, r: Renderer) -> str:
         return self.value_words(r)[0]
+
+    def search_rank(self, s: Solver) -> int | None:
+        return 0
+
+    def find_members(self, s: Solver) -> Plan[list[Found] | None]:
+        return done([s.literal(self.key, self.value_type)])

@@ -1,15 +1,14 @@
 """Building the graph from a snapshot: DuckDB scans and groups in bounded pieces, numpy joins
 and sorts.
 
-World snapshots use their exact ``world`` facts. Other snapshots use only the ``infobox``
-facts that the relation vocabulary typed (:mod:`wikigym.corpora.vocabulary`): their relation
-has a phrasing, their value parsed as its type, and the build located the passage that
-states it. Raw infobox keys and untyped links (``links_to``) never make a question.
+World snapshots use their exact ``world`` facts. Other snapshots use the typed facts of
+every source, each once, stated in a passage of their subject or in none (``UNSTATED``); an
+entity value without a page is a node after the articles (see the package docstring).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -20,10 +19,18 @@ import pyarrow.parquet as pq
 
 from wikigym.corpora.manifest import TABLE_FILES
 from wikigym.corpora.snapshot import Snapshot
+from wikigym.corpora.vocabulary import vocabulary
 from wikigym.errors import SynthError
 from wikigym.synth.columns import Lists, Strings, index_dtype
 from wikigym.synth.graph.data import Values
-from wikigym.synth.graph.kinds import SKIP_RELATIONS, clean_value, kind_of_infobox
+from wikigym.synth.graph.kinds import (
+    REAL_SOURCES,
+    SKIP_RELATIONS,
+    UNSTATED,
+    clean_value,
+    instance_kind,
+    kind_of_infobox,
+)
 from wikigym.synth.values import clean_literal
 
 CHUNK_FACTS = 250_000  # facts per query while streaming the table
@@ -40,11 +47,16 @@ _VKEY = (
 _MISSING = -2  # the passage of a fact is not in the snapshot
 
 
+def _sources(source: str) -> list[str]:
+    """The fact sources a graph of ``source`` (``world`` or ``wiki``) reads."""
+    return ["world"] if source == "world" else list(REAL_SOURCES)
+
+
 def _where(source: str) -> str:
-    # Real data: typed facts only (and, checked in numpy, located in a passage of their
-    # subject); world data: every fact whose passage exists.
-    typed = "" if source == "world" else " AND f.typed"
-    return f"FROM facts f WHERE f.source = ? AND f.subject_doc_id IS NOT NULL{typed}"
+    # Real data: typed facts, each once (and, checked in numpy, located in a passage of
+    # their subject or in none); world data: every fact whose passage exists.
+    typed = "" if source == "world" else " AND f.typed AND f.restates IS NULL"
+    return "FROM facts f WHERE list_contains(?, f.source) AND f.subject_doc_id IS NOT NULL" + typed
 
 
 class _PassageDocs:
@@ -101,9 +113,15 @@ class _PassageDocs:
         return out
 
 
-def _located(source: str, pdoc: np.ndarray, subj: np.ndarray) -> np.ndarray:
-    """Which facts the graph takes: their passage exists (and, off-world, is their subject's)."""
-    return pdoc != _MISSING if source == "world" else pdoc == subj
+def _located(source: str, pdoc: np.ndarray, subj: np.ndarray, stated: np.ndarray) -> np.ndarray:
+    """Which facts the graph takes: their passage exists (and, off-world, is their
+    subject's, or the fact is stated in no passage)."""
+    return pdoc != _MISSING if source == "world" else (pdoc == subj) | ~stated
+
+
+def _language(snapshot: Snapshot) -> str:
+    language = snapshot.manifest.get("language") if isinstance(snapshot.manifest, dict) else None
+    return str(language or "en")
 
 
 def _dense(column: pa.ChunkedArray, doc_ids: np.ndarray, n: int) -> pa.Array:
@@ -117,14 +135,27 @@ def _dense(column: pa.ChunkedArray, doc_ids: np.ndarray, n: int) -> pa.Array:
 
 
 def _articles(
-    snapshot: Snapshot, n: int, instance: tuple[np.ndarray, pa.Array]
+    snapshot: Snapshot,
+    n: int,
+    instance: tuple[np.ndarray, pa.Array],
+    language: str | None = None,
+    virtuals: tuple[pa.Array, list[str | None]] | None = None,
 ) -> tuple[Strings, Lists, np.ndarray, list[str]]:
+    """Titles, redirects and kind codes of the ``n`` article nodes, then of the nodes of
+    entities without a page (``virtuals``: their names and kinds), and the kind names."""
     arts = snapshot.sql(
         "SELECT doc_id, title, redirects_from, infobox_type FROM articles ORDER BY doc_id"
     )
     doc_ids = arts.column("doc_id").to_numpy()
-    titles = Strings.from_arrow(_dense(arts.column("title"), doc_ids, n))
-    redirects = Lists.from_arrow(_dense(arts.column("redirects_from"), doc_ids, n))
+    title_col = _dense(arts.column("title"), doc_ids, n)
+    redirect_col = _dense(arts.column("redirects_from"), doc_ids, n)
+    if virtuals is not None:
+        vt = virtuals[0]
+        title_col = pa.concat_arrays([title_col.cast(pa.large_string()), vt])
+        empty = pa.array([[]] * len(vt), redirect_col.type)
+        redirect_col = pa.concat_arrays([redirect_col, empty])
+    titles = Strings.from_arrow(title_col)
+    redirects = Lists.from_arrow(redirect_col)
     types = _dense(arts.column("infobox_type"), doc_ids, n).dictionary_encode()
     del arts
     names: list[str] = []
@@ -141,11 +172,15 @@ def _articles(
     type_codes = np.array([code(kind_of_infobox(t)) for t in types.dictionary.to_pylist()] + [-1])
     idx = types.indices.fill_null(len(types.dictionary)).to_numpy(zero_copy_only=False)
     kinds = type_codes[idx].astype(np.int32)
+    if virtuals is not None:
+        kinds = np.concatenate([kinds, np.array([code(k) for k in virtuals[1]], np.int32)])
     # An ``instance_of`` fact names the kind outright (the last one of an entity wins).
     subj, objs = instance
     if len(subj):
         enc = objs.dictionary_encode()
-        obj_codes = np.array([code(k) for k in enc.dictionary.to_pylist()] + [-1])
+        obj_codes = np.array(
+            [code(instance_kind(k, language)) for k in enc.dictionary.to_pylist()] + [-1]
+        )
         oi = enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False)
         rev = subj[::-1]
         uniq, last = np.unique(rev, return_index=True)
@@ -167,6 +202,8 @@ class _ValueParts:
     aliases: list[pa.Array]
     vkeys: list[pa.Array]
     vtype_index: dict[str, int]
+    virtual: list[np.ndarray] = field(default_factory=list)
+    vnames: list[pa.Array] = field(default_factory=list)
 
     def add(self, rows: pa.Table, source: str) -> None:
         """Clean one group of distinct spellings: what each reads as, or that it is dropped."""
@@ -179,6 +216,8 @@ class _ValueParts:
         keys: list[str | None] = []
         aliases: list[tuple[str, ...]] = []
         vt_index = self.vtype_index
+        virtual = np.zeros(n, dtype=bool)
+        vnames: list[str | None] = [None] * n
         it = zip(
             rows.column("vt").to_pylist(),
             rows.column("obj").to_pylist(),
@@ -191,11 +230,26 @@ class _ValueParts:
             extra: tuple[str, ...] = ()
             if entity[i]:
                 keep[i], surface, vt_out = True, obj_title or obj, "entity"
+            elif (
+                source != "world"
+                and vt == "entity"
+                and clean_value("text", name := obj_title or obj)
+                and clean_literal("text", name) is not None
+            ):
+                # An entity without a page in the snapshot (a link to an article it does
+                # not hold, a name): a node of its own, so that chains can pass through it.
+                keep[i] = entity[i] = virtual[i] = True
+                surface, vt_out, vnames[i] = name, "entity", name
             elif source == "world" or clean_value(vt, obj):
                 lit = clean_literal("text" if vt == "entity" else vt, obj)
                 if lit is not None:
                     keep[i], surface, key = True, lit.surface, lit.key
                     vt_out = "text" if vt == "entity" else vt
+                    if source != "world" and vt_out == "text":
+                        # Real pages spell one value in several cases (an infobox's
+                        # "Writer", a category's "writer"): one node, or a question
+                        # about "writer" would miss the pages that say "Writer".
+                        key = key.casefold()
                     extra = lit.aliases
                     if obj_title and obj_title != lit.surface and clean_literal("text", obj_title):
                         extra = (*extra, obj_title)
@@ -207,6 +261,8 @@ class _ValueParts:
             aliases.append(extra)
         self.keep.append(keep)
         self.entity.append(entity)
+        self.virtual.append(virtual)
+        self.vnames.append(pa.array(vnames, pa.large_string()))
         self.vtype.append(vtypes)
         self.measure.append(measure)
         self.surfaces.append(pa.array(surfaces, pa.large_string()))
@@ -253,6 +309,7 @@ class GraphParts(NamedTuple):
     facts: dict[str, np.ndarray]
     values: Values
     relation_names: list[str]
+    n_pages: int
 
 
 def read_graph(snapshot: Snapshot) -> GraphParts:
@@ -264,13 +321,14 @@ def read_graph(snapshot: Snapshot) -> GraphParts:
         SynthError: The snapshot has no usable fact.
     """
     world = snapshot.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
-    source = "world" if world.column("n")[0].as_py() > 0 else "infobox"
+    source = "world" if world.column("n")[0].as_py() > 0 else "wiki"
+    sources = _sources(source)
     skip = sorted(SKIP_RELATIONS)
     kept = f"{_where(source)} AND NOT list_contains(?, f.relation)"
     span = snapshot.sql(
         "SELECT min(fact_id) AS lo, max(fact_id) AS hi, count(*) AS n, max(subject_doc_id) AS s,"
         f" max(object_doc_id) AS o, min(passage_id) AS plo, max(passage_id) AS phi {kept}",
-        [source, skip],
+        [sources, skip],
     ).to_pylist()[0]
     docs_hi = snapshot.sql("SELECT max(doc_id) AS hi FROM articles").to_pylist()[0]["hi"]
     n_docs = max(docs_hi if docs_hi is not None else -1, span["s"] or 0, span["o"] or 0) + 1
@@ -287,14 +345,24 @@ def read_graph(snapshot: Snapshot) -> GraphParts:
                 f" {_VKEY} AS v, (f.value_type = 'entity' AND f.object_doc_id IS NOT NULL) AS ent,"
                 f" f.value_type AS vt, f.object AS obj, f.object_title AS ot {kept})"
                 " WHERE hash(v) % ? = ? GROUP BY v ORDER BY v",
-                [source, skip, pieces, piece],
+                [sources, skip, pieces, piece],
             ),
             source,
         )
     vset = pa.concat_arrays(parts.vkeys) if parts.vkeys else pa.array([], pa.large_string())
     keep = np.concatenate(parts.keep) if parts.keep else np.zeros(0, dtype=bool)
     entity = np.concatenate(parts.entity) if parts.entity else np.zeros(0, dtype=bool)
-    nodes_dt = index_dtype(max(n_docs, len(vset)))
+    virtual = np.concatenate(parts.virtual) if parts.virtual else np.zeros(0, dtype=bool)
+    # Entities without a page: node ids after the articles', in name order.
+    vnames = pa.concat_arrays(parts.vnames) if parts.vnames else pa.array([], pa.large_string())
+    virtual_titles = pc.unique(pc.drop_null(vnames))
+    virtual_titles = virtual_titles.take(pc.sort_indices(virtual_titles))
+    vnode = (
+        pc.index_in(vnames, value_set=virtual_titles).fill_null(-1).to_numpy(zero_copy_only=False)
+    )
+    vnode = np.where(vnode >= 0, vnode + n_docs, -1)
+    n_nodes = n_docs + len(virtual_titles)
+    nodes_dt = index_dtype(max(n_nodes, len(vset)))
     fid_dt = index_dtype(max(abs(span["lo"] or 0), abs(span["hi"] or 0)))
     pid_dt = index_dtype(max(abs(span["plo"] or 0), abs(span["phi"] or 0)))
     rel_names: list[str] = []
@@ -302,24 +370,33 @@ def read_graph(snapshot: Snapshot) -> GraphParts:
     cols: dict[str, list[np.ndarray]] = {
         k: [] for k in ("fact_id", "subject", "relation", "odoc", "value", "passage_id")
     }
+    if source != "world":  # which source states each fact (a world's are all its own)
+        cols["source"] = []
+    # (UNSTATED is -1: the passage ids' signed type holds it.)
     if n_facts:
         lo, hi = int(span["lo"]), int(span["hi"])
         step = max(1, -(-(hi - lo + 1) * CHUNK_FACTS // n_facts))
         for start in range(lo, hi + 1, step):
             t = snapshot.sql(
                 "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object_doc_id, f.passage_id,"
-                f" {_VKEY} AS vkey {kept} AND f.fact_id >= ? AND f.fact_id < ?"
+                f" f.source, {_VKEY} AS vkey {kept} AND f.fact_id >= ? AND f.fact_id < ?"
                 " ORDER BY f.fact_id",
-                [source, skip, start, start + step],
+                [sources, skip, start, start + step],
             )
             vi = pc.index_in(t.column("vkey"), value_set=vset).to_numpy(zero_copy_only=False)
             subj = t.column("subject_doc_id").to_numpy()
             odoc = t.column("object_doc_id").fill_null(-1).to_numpy()
             pcol = t.column("passage_id")
-            pids = pcol.fill_null(0).to_numpy()
-            pdoc = passages.docs(pids, pcol.is_valid().to_numpy(zero_copy_only=False))
+            stated = pcol.is_valid().to_numpy(zero_copy_only=False)
+            pids = pcol.fill_null(UNSTATED).to_numpy()
+            pdoc = passages.docs(pids, stated)
             ent = entity[vi]
-            ok = keep[vi] & ~(ent & (odoc == subj)) & _located(source, pdoc, subj)
+            if len(virtual_titles):
+                odoc = np.where(virtual[vi], vnode[vi], odoc)
+            ok = keep[vi] & ~(ent & (odoc == subj)) & _located(source, pdoc, subj, stated)
+            if "source" in cols:
+                codes = pc.index_in(t.column("source"), value_set=pa.array(REAL_SOURCES))
+                cols["source"].append(codes.to_numpy(zero_copy_only=False)[ok].astype(np.int8))
             rels = t.column("relation").combine_chunks().dictionary_encode()
             local_names = rels.dictionary.to_pylist()
             for name in local_names:
@@ -338,22 +415,23 @@ def read_graph(snapshot: Snapshot) -> GraphParts:
     inst = snapshot.sql(
         f"SELECT f.subject_doc_id AS s, f.object AS o, f.passage_id AS p {_where(source)}"
         " AND f.relation = 'instance_of' ORDER BY f.fact_id",
-        [source],
+        [sources],
     )
     inst_s = inst.column("s").to_numpy()
     ipc = inst.column("p")
-    ipdoc = passages.docs(
-        ipc.fill_null(0).to_numpy(), ipc.is_valid().to_numpy(zero_copy_only=False)
-    )
-    where_ok = np.flatnonzero(_located(source, ipdoc, inst_s))
+    istated = ipc.is_valid().to_numpy(zero_copy_only=False)
+    ipdoc = passages.docs(ipc.fill_null(0).to_numpy(), istated)
+    where_ok = np.flatnonzero(_located(source, ipdoc, inst_s, istated))
     instance = (inst_s[where_ok], inst.column("o").combine_chunks().take(pa.array(where_ok)))
     del inst, ipc, ipdoc
     del passages, vset
     if not sum(len(a) for a in cols["fact_id"]):
         raise SynthError(
-            f"snapshot {snapshot.path} has no clean {source} fact typed by the relation "
-            "vocabulary to build questions from; use a snapshot built from a generated "
-            "world or from pages with infoboxes (`corpus info` counts the facts)"
+            f"snapshot {snapshot.path} has no clean {source} fact typed by the vocabularies "
+            "to build questions from; use a snapshot built from a generated world, from "
+            "pages with infoboxes, categories or lead sentences the vocabularies read, or "
+            "rebuild it with `corpus build --facts WIKIDATA_DUMP` (`corpus info` counts the "
+            "facts by source)"
         )
     facts = {k: np.concatenate(v) for k, v in cols.items()}
     del cols
@@ -374,5 +452,16 @@ def read_graph(snapshot: Snapshot) -> GraphParts:
         squeeze = np.full(len(names), -1, dtype=facts["relation"].dtype)
         squeeze[used] = np.arange(len(used))
         facts["relation"], names = squeeze[facts["relation"]], [names[i] for i in used.tolist()]
-    articles = _articles(snapshot, n_docs, instance)
-    return GraphParts(snapshot.snapshot_id, source, articles, facts, values, names)
+    virtuals = None
+    if len(virtual_titles):  # their kind: what the relation of their first fact names
+        vrows = np.flatnonzero(facts["object"] >= n_docs)
+        first_nodes, first_at = np.unique(facts["object"][vrows], return_index=True)
+        kinds_of: list[str | None] = [None] * len(virtual_titles)
+        relations = vocabulary().relations
+        for node, at in zip(first_nodes.tolist(), first_at.tolist(), strict=True):
+            spec = relations.get(names[int(facts["relation"][vrows[at]])])
+            kinds_of[node - n_docs] = spec.object_kind if spec is not None else None
+        virtuals = (virtual_titles, kinds_of)
+    language = None if source == "world" else _language(snapshot)
+    articles = _articles(snapshot, n_docs, instance, language, virtuals)
+    return GraphParts(snapshot.snapshot_id, source, articles, facts, values, names, n_docs)

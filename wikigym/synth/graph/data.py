@@ -63,10 +63,14 @@ class GraphData:
         facts: dict[str, np.ndarray],
         values: Values,
         relation_names: list[str],
+        n_pages: int | None = None,
     ) -> None:
         self.snapshot_id = snapshot_id
         self.source = source
         titles, redirects, kind_codes, kind_names = articles
+        # Nodes below n_pages are articles; the rest are entities without a page (names of
+        # unresolved links, values of real facts: build.read_graph).
+        self.n_pages = len(titles) if n_pages is None else n_pages
         self.titles = titles
         self.redirects = redirects
         self._kind_codes = kind_codes
@@ -100,6 +104,8 @@ class GraphData:
         self.rel = facts["relation"]
         self.obj = facts["object"]
         self.val = facts["value"]
+        # Source code per row (index into kinds.REAL_SOURCES); None for a world (all "world").
+        self.src: np.ndarray | None = facts.get("source")
         self._pid = packed(facts["passage_id"])
         self.f_id: Sequence[int] = self._fid if isinstance(self._fid, BlockInts) else mv(self._fid)
         self.f_subj = mv(self.subj)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from wikigym.corpora.lexicon import lexicon
 from wikigym.corpora.vocabulary import vocabulary
 
 # Relations that never make a question: names, images, coordinates, ranks, codes.
@@ -109,3 +110,17 @@ def clean_value(value_type: str, value: str) -> bool:
         return True
     v = value.strip()
     return bool(_HAS_WORD.search(v)) and v.casefold() not in _JUNK_VALUES
+
+
+UNSTATED = -1  # the passage of a fact stated in no passage (a category line, Wikidata)
+REAL_SOURCES = ("infobox", "lead", "category", "wikidata")  # a real wiki's fact sources
+
+
+def instance_kind(cls: str | None, language: str | None) -> str | None:
+    """The kind an ``instance_of`` value names: a world's as it is; a real wiki's class
+    through the lexicon's English noun (``都道府県`` -> prefecture), else as an infobox type."""
+    if cls is None or language is None:
+        return cls
+    lex = lexicon(language)
+    noun = lex.kind_of(cls) if lex is not None else None
+    return noun or kind_of_infobox(cls)

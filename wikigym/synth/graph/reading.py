@@ -8,8 +8,10 @@ from collections.abc import Collection, Iterable
 
 import numpy as np
 
+from wikigym.corpora.world.schema import FACTS_COMPLETE, FACTS_SOURCE
 from wikigym.synth.graph import limits
 from wikigym.synth.graph.data import GraphData
+from wikigym.synth.graph.kinds import REAL_SOURCES, UNSTATED
 from wikigym.synth.graph.views import FactRow, as_int, span_positions
 
 
@@ -143,3 +145,21 @@ class GraphReading(GraphData):
 
     def relations(self) -> list[str]:
         return list(self.relation_names)
+
+    def complete(self, relations: Iterable[str] = ()) -> bool:
+        """Whether the snapshot's facts are complete for ``relations`` (every relation when
+        none are named): only a generated world declares so
+        (:data:`wikigym.corpora.world.schema.FACTS_COMPLETE`); a real wiki's facts are what
+        its pages happen to state."""
+        del relations  # a world is complete for all of them; a wiki for none
+        return self.source == FACTS_SOURCE and FACTS_COMPLETE
+
+    def stated(self, row: int) -> bool:
+        """Whether fact ``row`` is stated in a passage (else only by its category line,
+        Wikidata statement or infobox field: never a task's only evidence)."""
+        return self.f_pid[row] != UNSTATED
+
+    def source_of(self, row: int) -> str:
+        """The source that states fact ``row`` (``world``, ``infobox``, ``lead``,
+        ``category``, ``wikidata``)."""
+        return self.source if self.src is None else REAL_SOURCES[int(self.src[row])]

@@ -49,7 +49,8 @@ class RelationStats(GraphData):
         return counts
 
     def single_literal_rows(self) -> np.ndarray:
-        """A row mask: literal rows whose subject has no other row under their relation."""
+        """A row mask: literal rows (or rows of an entity without a page: a name, asked
+        as a literal is) whose subject has no other row under their relation."""
         order = self.fwd_rows
         r, s = self.rel[order], self.subj[order]
         start = np.ones(len(order), dtype=bool)
@@ -58,7 +59,7 @@ class RelationStats(GraphData):
         sizes = np.bincount(group)
         single = np.zeros(len(order), dtype=bool)
         single[order] = sizes[group] == 1
-        return single & (self.obj < 0)
+        return single & ((self.obj < 0) | (self.obj >= self.n_pages))
 
     def shared_object_subjects(self, rel_a: str, rel_b: str) -> frozenset[int]:
         """Subjects with some object under both ``rel_a`` and ``rel_b``."""
