@@ -51,6 +51,7 @@ it was made with the same settings and the eval sets are the same (else one line
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -541,9 +542,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--train-world-seed", type=int, default=0)
     ap.add_argument("--reference-world-seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument(
+        "--grpo-steps",
+        type=int,
+        default=None,
+        help="GRPO steps (default: bench_learning_search's recipe, 200; 100, its GPU size, "
+        "keeps the grpo stage within 90 minutes on 2 cores); the SFT stage does not depend on it",
+    )
     args = ap.parse_args(argv)
     if args.threads < 1:
         print(f"error: --threads must be at least 1, got {args.threads}", file=sys.stderr)
+        return 2
+    if args.grpo_steps is not None and args.grpo_steps < 1:
+        print(f"error: --grpo-steps must be at least 1, got {args.grpo_steps}", file=sys.stderr)
         return 2
     if args.train_world_seed == args.reference_world_seed:
         print("error: --reference-world-seed must differ from --train-world-seed", file=sys.stderr)
@@ -569,6 +580,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     sizes = lsb.SMOKE if args.smoke else lsb.FULL
+    if args.grpo_steps is not None:
+        sizes = dataclasses.replace(sizes, grpo_steps=args.grpo_steps)
     caps = SMOKE if args.smoke else FULL
     profile = "smoke" if args.smoke else "full"
     tag = "transfer" + ("_smoke" if args.smoke else "")
