@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_learning_search as lsb
-from common import shared_data
+from common import environment, shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -607,6 +607,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     c0 = time.process_time()
     load = [round(x, 2) for x in os.getloadavg()]
+    commit = environment()["git_commit"]
     timings: dict[str, float] = {}
     # The clock of each stage (sft, grpo): --stage all runs both, each timed apart.
     phase = "grpo" if args.stage == "grpo" else "sft"
@@ -796,6 +797,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cpu[phase] = round(time.process_time() - c0, 1)
         loads = dict(stage_info.get("load_average", {}))
         loads[phase] = {"start": load, "end": [round(x, 2) for x in os.getloadavg()]}
+        commits = dict(stage_info.get("git_commits", {}))
+        commits[phase] = commit  # each stage's code: a stage may run at another commit
         return {
             "smoke": args.smoke,
             "complete": complete,
@@ -823,6 +826,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": seconds,
             "cpu_seconds": cpu,
             "load_average": loads,
+            "git_commits": commits,
             "machine": f"{os.cpu_count()} CPU cores (shared with other jobs), torch CPU, "
             f"{args.threads} thread(s)",
         }
@@ -845,7 +849,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         measure("sft", models / "sft" / "chats" / "final")
         measure("untrained", models / "base")
         so_far = result(False)
-        stage_info |= {k: so_far[k] for k in ("seconds", "cpu_seconds", "load_average")}
+        stage_info |= {
+            k: so_far[k] for k in ("seconds", "cpu_seconds", "load_average", "git_commits")
+        }
         stage_file.write_text(
             json.dumps(
                 {
