@@ -426,12 +426,8 @@ def run_grpo(
     sft: Path,
     spec: Any,
     out: Path,
+    sizes: Sizes,
     *,
-    steps: int,
-    batch: int,
-    learning_rate: float,
-    turn_tokens: int,
-    completion_tokens: int,
     seed: int,
     system: bool,
     gpu: bool = False,
@@ -458,20 +454,20 @@ def run_grpo(
         model=str(sft),
         preset=preset_name,
         use_vllm=("colocate" if importlib.util.find_spec("vllm") else "off") if gpu else None,
-        max_steps=steps,
+        max_steps=sizes.grpo_steps,
         seed=seed,
         overrides={
             "gradient_accumulation_steps": 1,
-            "learning_rate": learning_rate,
+            "learning_rate": sizes.grpo_lr,
             "num_generations": 8,
-            "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
+            "per_device_train_batch_size": sizes.grpo_batch,  # completions: batch / 8 tasks per step
             # A turn is capped as evaluation caps it, and judged by the env there: a rambling
             # turn scores 0 instead of running to the budget and leaving the loss masked (with
             # no cap and 320 tokens the completions grew to the budget, masked, and greedy
             # success fell to 1%). The budget fits two capped turns and their results, so a
             # cut by it (masked) is rare.
-            "max_turn_tokens": turn_tokens,
-            "max_completion_length": completion_tokens,
+            "max_turn_tokens": sizes.grpo_turn_tokens,
+            "max_completion_length": sizes.grpo_completion_tokens,
             "ref_model_sync_steps": 20,
         }
         | ({"gradient_checkpointing": False} if gpu else {}),
@@ -706,11 +702,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sft,
         train,
         work / "grpo",
-        steps=sizes.grpo_steps,
-        batch=sizes.grpo_batch,
-        learning_rate=sizes.grpo_lr,
-        turn_tokens=sizes.grpo_turn_tokens,
-        completion_tokens=sizes.grpo_completion_tokens,
+        sizes,
         seed=args.seed,
         system=recipe.system_text,
         gpu=args.gpu,

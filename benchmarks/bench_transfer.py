@@ -882,11 +882,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models / "sft" / "chats" / "final",
         train,
         models / "grpo",
-        steps=sizes.grpo_steps,
-        batch=sizes.grpo_batch,
-        learning_rate=sizes.grpo_lr,
-        turn_tokens=sizes.grpo_turn_tokens,
-        completion_tokens=sizes.grpo_completion_tokens,
+        sizes,
         seed=args.seed,
         system=recipe.system_text,
     )
