@@ -6,12 +6,14 @@ exact command, the machine (CPU, nproc, RAM, load), package versions, git commit
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import json
 import os
 import platform
 import resource
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -251,6 +253,13 @@ class TreeMemory(Poller):
         self.samples += 1
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the benchmark dies, so that a killed benchmark
+    leaves no build running on (the build cleans up after itself on SIGTERM)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG (Linux)
+
+
 def run_measured(
     cmd: Sequence[str], interval: float = 0.5, cwd: Path | None = None
 ) -> dict[str, Any]:
@@ -263,7 +272,11 @@ def run_measured(
     start = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
-        list(cmd), cwd=cwd or ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        list(cmd),
+        cwd=cwd or ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent,
     )
     with TreeMemory(proc.pid, interval) as mem:
         stdout, stderr = proc.communicate()
