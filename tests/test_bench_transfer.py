@@ -123,3 +123,16 @@ def test_tokenizer_texts_weigh_english_to_its_share() -> None:
     assert repeat == 4 and texts == chats + english * 4
     texts, repeat = bench.tokenizer_texts(chats, english, 0.01)
     assert repeat == 1 and texts == chats + english  # at least once
+
+
+@pytest.mark.parametrize("bad", ["0", "-3"])
+def test_grpo_steps_below_one_is_one_line(bad: str) -> None:
+    out = subprocess.run(
+        [sys.executable, str(BENCH), "--grpo-steps", bad],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"error: --grpo-steps must be at least 1, got {bad}"
