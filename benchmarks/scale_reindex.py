@@ -6,11 +6,16 @@ the build feeds the writer) and the manifest gets the new ``index_layout``. Prin
 writer's seconds, peak RSS and layout as JSON.
 
 Usage:
-    python benchmarks/scale_reindex.py SNAP OUT
+    python benchmarks/scale_reindex.py SNAP OUT [--segment-docs N] [--heap-mb M]
+
+``--segment-docs`` sets the passages per segment of the new index (the build's default,
+2^19, when omitted), so one snapshot's tables give indexes of any segment count (the
+segment count's effect on search, measured apart from the corpus).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -22,12 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import duckdb
 
-from wikigym.corpora.index import IndexConfig, PassageIndexWriter
+from wikigym.corpora.index import SEGMENT_DOCS, IndexConfig, PassageIndexWriter
 from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES
 
 
 def main() -> None:
-    snap, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("snapshot", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--segment-docs", type=int, default=SEGMENT_DOCS)
+    parser.add_argument("--heap-mb", type=int, default=256)
+    args = parser.parse_args()
+    snap, out = args.snapshot.resolve(), args.out
     out.mkdir(parents=True)
     manifest = json.loads((snap / "manifest.json").read_text(encoding="utf-8"))
     for fname in TABLE_FILES.values():
@@ -41,7 +52,9 @@ def main() -> None:
         "JOIN a USING (doc_id) ORDER BY p.passage_id"
     ).to_arrow_reader(16_384)
     start = time.perf_counter()
-    writer = PassageIndexWriter(out / INDEX_DIR, config)
+    writer = PassageIndexWriter(
+        out / INDEX_DIR, config, heap_mb=args.heap_mb, segment_docs=args.segment_docs
+    )
     for batch in reader:
         cols = [batch.column(i).to_pylist() for i in range(5)]
         for pid, doc, title, text, src in zip(*cols, strict=True):

@@ -30,7 +30,12 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
-from wikigym.corpora.index import IndexConfig, PassageIndexWriter
+from wikigym.corpora.index import (
+    INDEX_HEAP_MB,
+    MIN_INDEX_MEMORY_MB,
+    IndexConfig,
+    PassageIndexWriter,
+)
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
@@ -97,6 +102,10 @@ class BuildConfig:
         language: The wiki's language code, or ``"auto"``: the first language a source
             declares (a dump's siteinfo), else English. It picks the index analyzer
             (:meth:`IndexConfig.with_language`) and the locale of infobox values.
+        index_memory_mb: The index writer's heap: each segment holds what fits in it (at
+            most ``index.SEGMENT_DOCS`` passages), so it bounds the build's memory and sets
+            the segment count (fewer, larger segments search faster). Never changes the
+            content or the search results.
     """
 
     passage_words: int = 100
@@ -107,6 +116,7 @@ class BuildConfig:
     duckdb_memory: str = "128MB"
     partition_titles: int = PARTITION_TITLES
     language: str = "auto"
+    index_memory_mb: int = INDEX_HEAP_MB
 
     def content_config(self) -> dict[str, Any]:
         return {"passage_words": self.passage_words, "index": self.index.to_dict()}
@@ -266,7 +276,9 @@ class _Writers:
         self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
         self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
-        self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
+        self.index = PassageIndexWriter(
+            tmp / INDEX_DIR, config.index, threads=1, heap_mb=config.index_memory_mb
+        )
 
     def close_tables(self) -> None:
         for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
@@ -457,6 +469,11 @@ def build_snapshot(
         raise BuildError(f"passage_words must be >= 10, got {config.passage_words}")
     if config.threads < 1:
         raise BuildError(f"threads must be >= 1, got {config.threads}")
+    if config.index_memory_mb < MIN_INDEX_MEMORY_MB:
+        raise BuildError(
+            f"index_memory_mb must be >= {MIN_INDEX_MEMORY_MB} (Tantivy's smallest writer "
+            f"heap), got {config.index_memory_mb}"
+        )
     if not sources:
         raise BuildError("no source given: pass at least one dump, folder or corpus file")
     out = Path(out).resolve()

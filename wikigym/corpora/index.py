@@ -59,7 +59,9 @@ from wikigym.corpora.analysis import (
     uses_bigrams,
 )
 from wikigym.corpora.memory import give_back_freed_memory
+from wikigym.corpora.prune import Pruner
 from wikigym.corpora.readonly import ReadOnlyIndex
+from wikigym.corpora.topk import RUN_FIELD, Scored, TopK
 from wikigym.errors import SnapshotError
 
 TOKENIZER = "en_stem"
@@ -74,10 +76,16 @@ SOURCE_ID_FIELD = "source_passage_id"
 TITLE_BOOST = 0.5  # measured on HotpotQA: recall@5 0.788 at 0.5, 0.718 at 2.0, 0.725 at 0
 MAX_QUERY_TERMS = 64
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops tokens of this many UTF-8 bytes or more
-# Passages per segment. ~90 MB of writer heap for generated or Wikipedia passages of 100
-# words, well under the 256 MB heap: a segment is never cut early by a full heap, and the
-# heap in use does not grow with the corpus.
-SEGMENT_DOCS = 1 << 19
+# A run (one segment) ends at SEGMENT_DOCS passages or once its passage text (title and
+# body, UTF-8 bytes) reaches its writer heap / HEAP_PER_TEXT_BYTE, whichever comes first.
+# Tantivy's writer holds ~1.4 heap bytes per text byte (1.04M passages of the generated
+# world in one segment: +136 MB), so a run fits its heap and is one segment; the heap, and
+# so the build's memory, does not grow with the corpus. Fewer, larger segments search
+# faster (``benchmarks/results/scale.md``): the defaults are measured there.
+SEGMENT_DOCS = 1 << 22
+INDEX_HEAP_MB = 1024
+MIN_INDEX_MEMORY_MB = 16  # Tantivy refuses a writer heap below ~15 MB
+HEAP_PER_TEXT_BYTE = 2
 # Everything that is not a letter, digit or mark separates terms. This removes the query
 # language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -169,6 +177,20 @@ class IndexConfig:
             builder = builder.filter(tantivy.Filter.stemmer(self.stemmer))
         return builder.build()
 
+    def token_analyzer(self) -> tantivy.TextAnalyzer:
+        """The body's analyzer as an object (Tantivy's built-in ``en_stem`` rebuilt when it
+        is used as is), to analyze query words the way the query parser does."""
+        analyzer = self.analyzer()
+        if analyzer is not None:
+            return analyzer
+        return (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english"))
+            .build()
+        )
+
     def register(self, index: tantivy.Index) -> None:
         """Register the custom analyzer on ``index`` (needed for every opened Index)."""
         analyzer = self.analyzer()
@@ -235,8 +257,9 @@ def _numeric(data: dict[str, object], key: str, default: float) -> float | str:
 
 
 def passage_schema(config: IndexConfig) -> tantivy.Schema:
-    """Schema: passage_id (fast, stored), doc_id (fast, stored), title, body (stemmed) and,
-    with ``title_in_body``, the stored passage text."""
+    """Schema: passage_id (fast, stored), doc_id (fast, stored), title, body (stemmed),
+    with ``title_in_body`` the stored passage text, the source's passage id and the run
+    marker (indexed only)."""
     builder = (
         tantivy.SchemaBuilder()
         .add_integer_field("passage_id", stored=True, indexed=True, fast=True)
@@ -251,6 +274,9 @@ def passage_schema(config: IndexConfig) -> tantivy.Schema:
         builder = builder.add_text_field("body", stored=True, tokenizer_name=config.analyzer_name)
     # The source's own passage id (DPR/KILT), returned with hits; absent for other sources.
     builder = builder.add_bytes_field(SOURCE_ID_FIELD, stored=True, indexed=False, fast=False)
+    # The run (segment) a passage was written in, as the run's first passage_id: a search
+    # restricted to one segment (corpora.topk).
+    builder = builder.add_unsigned_field(RUN_FIELD, stored=False, indexed=True, fast=False)
     return builder.build()
 
 
@@ -280,9 +306,9 @@ class PassageIndexWriter:
         config: Index settings.
         threads: Tantivy writer threads. Results do not depend on it (see module doc); one
             thread fed in passage_id order gives the layout that searches fastest.
-        heap_mb: Total writer heap.
-        segment_docs: Passages per segment, each written by a writer of its own and never
-            merged (one writer thread only; see the module doc).
+        heap_mb: Writer heap (per run; a run's text is capped at heap / HEAP_PER_TEXT_BYTE).
+        segment_docs: Most passages per segment, each written by a writer of its own and
+            never merged (one writer thread only; see the module doc).
     """
 
     def __init__(
@@ -290,7 +316,7 @@ class PassageIndexWriter:
         path: Path,
         config: IndexConfig,
         threads: int = 1,
-        heap_mb: int = 256,
+        heap_mb: int = INDEX_HEAP_MB,
         segment_docs: int = SEGMENT_DOCS,
     ) -> None:
         if segment_docs < 1:
@@ -310,6 +336,9 @@ class PassageIndexWriter:
         self._segments: list[dict[str, object]] = []
         self._run: Path | None = None
         self._in_run = 0
+        self._run_bytes = 0
+        self._run_budget = self._heap // HEAP_PER_TEXT_BYTE
+        self._run_first = 0
         self._writer: tantivy.IndexWriter | None = (
             None if self._segment_docs else self._index.writer(self._heap, self._threads)
         )
@@ -322,6 +351,7 @@ class PassageIndexWriter:
         self._config.register(index)
         self._runs += 1
         self._in_run = 0
+        self._run_bytes = 0
         return index.writer(self._heap, 1)
 
     def _close_run(self) -> None:
@@ -361,9 +391,18 @@ class PassageIndexWriter:
             doc.add_bytes(SOURCE_ID_FIELD, source_id.encode("utf-8"))
         if self._writer is None:
             self._writer = self._open_run()
+            self._run_first = passage_id
+        # One marker per run (several writer threads: one run, no usable markers).
+        doc.add_unsigned(RUN_FIELD, self._run_first if self._segment_docs else 0)
         self._writer.add_document(doc)
         self._in_run += 1
-        if self._segment_docs and self._in_run >= self._segment_docs:
+        # Characters, not bytes: the UTF-8 size of non-ASCII text is at most 4x, and the
+        # measured 1.4 heap bytes per byte leave room under HEAP_PER_TEXT_BYTE; a run that
+        # overfills its heap only becomes two segments with one marker (see _run_markers).
+        self._run_bytes += len(title) + len(body)
+        if self._segment_docs and (
+            self._in_run >= self._segment_docs or self._run_bytes >= self._run_budget
+        ):
             self._close_run()
 
     def close(self) -> IndexLayout:
@@ -427,6 +466,33 @@ def _first_ids(searcher: tantivy.Searcher, sizes: list[int]) -> list[int | float
         searcher.fast_field_values("passage_id", [tantivy.DocAddress(o, 0)])[0] if n else None
         for o, n in enumerate(sizes)
     ]
+
+
+def _run_markers(searcher: tantivy.Searcher, sizes: list[int] | None) -> list[int] | None:
+    """Each segment's run marker (the first passage_id of its run), when every run is one
+    segment or two (Tantivy flushes a run early if its heap fills): a search restricted to
+    a marker then spans at most two segments, whose merge is exact (``corpora.topk``).
+    None otherwise (an index written before markers, by several threads, or a run split
+    more)."""
+    if sizes is None or len(sizes) != searcher.num_segments or 0 in sizes:
+        return None
+    firsts = _first_ids(searcher, sizes)
+    runs: list[int] = []
+    ordinal = 0
+    while ordinal < len(sizes):
+        first = firsts[ordinal]
+        if not isinstance(first, int) or isinstance(first, bool):
+            return None
+        try:
+            held = searcher.doc_freq(RUN_FIELD, first)
+        except ValueError:  # no run field
+            return None
+        span = 1 if held == sizes[ordinal] else 2
+        if span == 2 and (ordinal + 1 >= len(sizes) or held != sizes[ordinal] + sizes[ordinal + 1]):
+            return None
+        runs += [first] * span
+        ordinal += span
+    return runs
 
 
 def order_segments(path: Path) -> None:
@@ -505,14 +571,29 @@ class Hit:
 class PassageSearcher:
     """Read-only, thread-safe searcher over a built index.
 
+    Results are the exact top k by (score desc, passage_id asc) on any layout
+    (:mod:`wikigym.corpora.topk`); queries of several terms score only the documents that
+    can reach the top k (:mod:`wikigym.corpora.prune`), with the same hits and scores.
+
     Args:
         path: The index directory.
         config: The index settings it was built with.
         doc_order: The layout's ``doc_order`` from the manifest; ``"passage_id"`` enables
             the single-search path.
+        threads: Threads that search the segments of one query in parallel (1: one search
+            over all segments; see ``corpora.topk``). Never changes the results.
+        prune: Score only the documents that can reach the top k (MaxScore); never changes
+            the results.
     """
 
-    def __init__(self, path: Path, config: IndexConfig, doc_order: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        config: IndexConfig,
+        doc_order: str | None = None,
+        threads: int = 1,
+        prune: bool = True,
+    ) -> None:
         self.config = config
         self._opened = ReadOnlyIndex(path)  # keeps a read-only mount's private folder alive
         self.index = self._opened.index
@@ -521,9 +602,27 @@ class PassageSearcher:
         self.searcher = self.index.searcher()
         # Any segment count: the build checked that (segment, doc) order is passage_id order.
         self.ordered = doc_order == DOC_ORDER_PASSAGE_ID
+        sizes = _segment_sizes(path)
+        runs = _run_markers(self.searcher, sizes) if self.ordered else None
+        self.topk = TopK(self.searcher, self.index.schema, self.ordered, runs, threads)
+        # The bound needs Tantivy's document count: no deleted documents (ours never have).
+        exact_count = sizes is not None and sum(sizes) == self.searcher.num_docs
+        self._pruner = (
+            Pruner(self.searcher, self.index.schema, self.topk, "body")
+            if prune and exact_count and config.title_in_body
+            else None
+        )
+        self._analyzer = config.token_analyzer()
 
     def build_query(self, text: str) -> tantivy.Query | None:
-        """The query for model-written ``text``; None when no term can match.
+        """The query for model-written ``text``; None when no term can match."""
+        plan = self._plan(text)
+        return None if plan is None else plan[0]
+
+    def _plan(self, text: str) -> tuple[tantivy.Query, list[str] | None] | None:
+        """The query for ``text`` and, when it is a flat union of one term per word on the
+        body, those terms in clause order (what :class:`Pruner` scores); None when no term
+        can match.
 
         Every term (a run of Python word characters, all alphanumeric to Tantivy's simple
         tokenizer too) is exactly one token to Tantivy; the analyzer then drops tokens of
@@ -542,18 +641,27 @@ class PassageSearcher:
         if not kept:
             # Only stop words ("A", "It", "The The"): the body has none of them indexed; the
             # title field keeps them.
-            return self._parse(" ".join(terms), ["title"], None)
+            return self._parse(" ".join(terms), ["title"], None), None
         text = " ".join(kept)
-        if self.config.title_in_body:
-            return self._parse(text, ["body"], None)
-        return self._parse(text, ["title", "body"], {"title": self.config.title_boost})
+        if not self.config.title_in_body:
+            return self._parse(text, ["title", "body"], {"title": self.config.title_boost}), None
+        try:
+            query = self.index.parse_query(text, ["body"])
+        except ValueError:
+            return self._parse(text, ["body"], None), None
+        # The parser makes one clause per distinct word, in order; a word that analyses to
+        # several tokens becomes a phrase, which the pruner does not score.
+        clauses = [self._analyzer.analyze(word) for word in dict.fromkeys(kept)]
+        if any(len(tokens) != 1 for tokens in clauses):
+            return query, None
+        return query, [tokens[0] for tokens in clauses]
 
     def _parse(
         self, text: str, fields: list[str], boosts: dict[str, float] | None
     ) -> tantivy.Query:
-        # The strict parser builds a flat union of term queries (block-max WAND); the lenient
-        # one nests each term and is ~2x slower on 1M passages. The terms are plain words, so
-        # strict parsing fails only on input the lenient parser then handles.
+        # The strict parser builds a flat union of term queries; the lenient one nests each
+        # term and is ~2x slower on 1M passages. The terms are plain words, so strict
+        # parsing fails only on input the lenient parser then handles.
         try:
             if boosts is None:
                 return self.index.parse_query(text, fields)
@@ -564,29 +672,19 @@ class PassageSearcher:
 
     def search(self, text: str, k: int) -> list[Hit]:
         """Top ``k`` passages by BM25, ties by passage_id ascending."""
+        return [self._hit(score, address) for score, address in self.top(text, k)]
+
+    def top(self, text: str, k: int) -> list[Scored]:
+        """Scores and addresses of the top ``k`` (what :meth:`search` fetches)."""
         if k <= 0:
             return []
-        query = self.build_query(text)
-        if query is None:
+        plan = self._plan(text)
+        if plan is None:
             return []
-        if self.ordered:
-            # Docs in passage_id order: Tantivy's tie order (ascending address) is ours.
-            return [self._hit(score, address) for score, address in self._top(query, k)]
-        # k + 1 hits tell whether the k-th score continues past the cut; fetch more only then.
-        limit = k + 1
-        while True:
-            hits = self._top(query, limit)
-            if len(hits) < limit or len(hits) <= k or hits[-1][0] < hits[k - 1][0]:
-                break
-            limit *= 8  # the k-th score is still repeating at the cut: look further
-        if not hits:
-            return []
-        ids = self.searcher.fast_field_values("passage_id", [a for _, a in hits])
-        ranked = sorted(zip(hits, ids, strict=True), key=lambda h: (-h[0][0], h[1]))[:k]
-        return [self._hit(score, address) for (score, address), _pid in ranked]
-
-    def _top(self, query: tantivy.Query, limit: int) -> list[tuple[float, tantivy.DocAddress]]:
-        return self.searcher.search(query, limit, count=False).hits
+        query, clauses = plan
+        if clauses is not None and self._pruner is not None:
+            return self._pruner.top(query, clauses, k)
+        return self.topk.top(query, k)
 
     def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
         doc = self.searcher.doc(address)

@@ -92,7 +92,7 @@ class Page:
 class Snapshot:
     """A snapshot directory opened read-only. Use :meth:`open`."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, path: Path, manifest: dict[str, Any], search_threads: int = 1) -> None:
         self.path = path
         self.manifest = manifest
         self.snapshot_id: str = manifest["snapshot_id"]
@@ -104,7 +104,10 @@ class Snapshot:
         layout = manifest.get("index_layout", {})
         try:
             self._searcher = PassageSearcher(
-                path / INDEX_DIR, self.index_config, doc_order=layout.get("doc_order")
+                path / INDEX_DIR,
+                self.index_config,
+                doc_order=layout.get("doc_order"),
+                threads=search_threads,
             )
         except ValueError as exc:
             raise SnapshotCorruptedError(
@@ -144,7 +147,7 @@ class Snapshot:
         self._folded: dict[str, int] | None = None
 
     @classmethod
-    def open(cls, path: str | Path, verify: Verify = "auto") -> Snapshot:
+    def open(cls, path: str | Path, verify: Verify = "auto", search_threads: int = 1) -> Snapshot:
         """Open a snapshot.
 
         Args:
@@ -152,6 +155,10 @@ class Snapshot:
             verify: ``full`` recomputes every sha256; ``sizes`` checks presence and sizes;
                 ``auto`` does ``full`` up to 128 MB of files and ``sizes`` beyond (run
                 ``wikigym corpus verify`` for a full check of a large snapshot); ``none``.
+            search_threads: Threads that search the index's segments of one query in
+                parallel (1, the default, searches them in one call; more pays off on an
+                idle many-core machine with a many-segment index, see
+                ``benchmarks/results/scale.md``). Never changes the results.
 
         Raises:
             SnapshotError: Not a snapshot, or of another format version.
@@ -171,7 +178,7 @@ class Snapshot:
                     f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
                     f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
                 )
-        return cls(path, manifest)
+        return cls(path, manifest, search_threads)
 
     # ---- search -------------------------------------------------------------------
     def search(self, query: str, k: int = 10) -> list[Hit]:
