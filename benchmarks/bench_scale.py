@@ -25,8 +25,8 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import os
 import random
 import re
 import shlex
@@ -133,65 +133,121 @@ def three_word_queries(
     return queries
 
 
-def measure(system: bs.System, queries: Sequence[str], repeat: int) -> dict[str, Any]:
-    """p50/p99 with hit texts, 1- and 2-thread q/s, and the top-10 ids."""
-    top = [[h[0] for h in system.search(q)] for q in queries]  # warm-up pass, kept
-    row: dict[str, Any] = bs.latency(system, queries, repeat)
-    for threads in (1, 2):
-        row[f"qps_{threads}"] = bs.throughput(system.search, queries, threads, repeat)["qps"]
-    row["top10"] = top
-    print(
-        f"  {system.name:<12} p50 {row['p50_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
-        f"q/s {row['qps_1']:.0f} / {row['qps_2']:.0f}",
-        flush=True,
-    )
-    return row
-
-
 def agreement(a: list[list[int]], b: list[list[int]]) -> float:
     """Mean share of the same top-10 passage ids."""
     shares = [len(set(x) & set(y)) / max(len(x), len(y), 1) for x, y in zip(a, b, strict=True)]
     return sum(shares) / len(shares)
 
 
-def run_lucene(corpus: bs.Corpus, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    """The Lucene peer in the Pyserini venv, over a JsonCollection of the same passages."""
-    work = Path(args.work) / f"lucene-{corpus.snapshot.name}"
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "collection").mkdir(parents=True)
-    with open(work / "collection" / "docs.jsonl", "w", encoding="utf-8") as f:
-        for pid, title, text in zip(corpus.pids, corpus.titles, corpus.texts, strict=True):
-            f.write(json.dumps({"id": str(pid), "contents": f"{title}\n{text}"}) + "\n")
-    (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
-    cmd = [
-        str(args.lucene_python),
-        str(Path(__file__).resolve().parent / "scale_lucene.py"),
-        "--collection",
-        str(work / "collection"),
-        "--index",
-        str(work / "index"),
-        "--queries",
-        str(work / "queries.json"),
-        "--out",
-        str(work / "result.json"),
-        "--repeat",
-        str(args.repeat),
-    ]
-    print("  lucene (pyserini) ...", flush=True)
-    subprocess.run(cmd, check=True, cwd=work)
-    out: dict[str, Any] = json.loads((work / "result.json").read_text(encoding="utf-8"))
-    out["top10"] = [[int(d) for d in out["top10"][q]] for q in queries]
-    shutil.rmtree(work, ignore_errors=True)
-    print(f"  lucene       {out['latency']} q/s {out['qps']}", flush=True)
+class LuceneServer:
+    """The Lucene peer (``scale_lucene.py --serve`` in the Pyserini venv): one query at a
+    time over a pipe, timed inside its process (wall and thread CPU of search + hit texts),
+    so it is interleaved query by query with the in-process systems."""
+
+    def __init__(self, corpus: bs.Corpus, queries: list[str], args: argparse.Namespace) -> None:
+        work = Path(args.work) / f"lucene-{corpus.snapshot.name}"
+        index = Path(args.lucene_index) if args.lucene_index else work / "index"
+        work.mkdir(parents=True, exist_ok=True)
+        self.reused = args.lucene_index is not None and any(index.glob("segments_*"))
+        if not self.reused:
+            shutil.rmtree(work / "collection", ignore_errors=True)
+            (work / "collection").mkdir(parents=True)
+            with open(work / "collection" / "docs.jsonl", "w", encoding="utf-8") as f:
+                for pid, title, text in zip(corpus.pids, corpus.titles, corpus.texts, strict=True):
+                    f.write(json.dumps({"id": str(pid), "contents": f"{title}\n{text}"}) + "\n")
+        (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
+        cmd = [
+            str(args.lucene_python),
+            str(Path(__file__).resolve().parent / "scale_lucene.py"),
+            "--collection",
+            str(work / "collection"),
+            "--index",
+            str(index),
+            "--queries",
+            str(work / "queries.json"),
+            "--out",
+            str(work / "index.json"),
+            "--repeat",
+            str(args.repeat),
+            "--serve",
+            "--reuse-index",
+        ]
+        print("  lucene (pyserini): indexing or opening, warming up ...", flush=True)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=work
+        )
+        self.work = work
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the Lucene peer exited (code {self.proc.wait()})")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def search(self, query: str) -> dict[str, Any]:
+        """Timings (wall_ms, cpu_ms, measured in the peer) and the hit ids of one query."""
+        return self._ask({"q": query})
+
+    def qps(self) -> dict[str, float]:
+        return dict(self._ask({"qps": True})["qps"])
+
+    def close(self) -> dict[str, Any]:
+        """End the process; what it recorded of its index (seconds, peak RSS, bytes)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+        info: dict[str, Any] = json.loads((self.work / "index.json").read_text(encoding="utf-8"))
+        info["index_reused"] = self.reused
+        if not self.reused:
+            shutil.rmtree(self.work / "collection", ignore_errors=True)
+        return info
+
+
+class Timed:
+    """Per-query wall and thread-CPU milliseconds of one system, pass by pass."""
+
+    def __init__(self, repeat: int) -> None:
+        self.wall: list[list[float]] = [[] for _ in range(repeat)]
+        self.cpu: list[list[float]] = [[] for _ in range(repeat)]
+
+    def summary(self) -> dict[str, float]:
+        """p50/p99 (median over passes) of wall and CPU time, and the means."""
+
+        def over(passes: list[list[float]], q: float) -> float:
+            return common.median([common.percentile(p, q) for p in passes])
+
+        return {
+            "p50_ms": over(self.wall, 50),
+            "p99_ms": over(self.wall, 99),
+            "mean_ms": common.median([sum(p) / len(p) for p in self.wall]),
+            "cpu_p50_ms": over(self.cpu, 50),
+            "cpu_p99_ms": over(self.cpu, 99),
+            "cpu_mean_ms": common.median([sum(p) / len(p) for p in self.cpu]),
+        }
+
+
+def open_layouts(args: argparse.Namespace) -> list[tuple[str, Path, int]]:
+    """(label, snapshot path, search threads) of every wikigym layout under test: the
+    snapshot, then ``--layouts`` (re-indexed copies of it, ``scale_reindex.py``), each with
+    every ``--search-threads``."""
+    from wikigym.corpora import Snapshot
+
+    out = []
+    for path in [args.snapshot, *args.layouts]:
+        segments = Snapshot.open(path, verify="none").index_segments
+        for threads in args.search_threads:
+            label = f"{segments}seg" + (f"/t{threads}" if threads > 1 else "")
+            out.append((label, Path(path), threads))
     return out
 
 
-def stage_search(
-    args: argparse.Namespace, save: Callable[[dict[str, Any]], None] | None = None
-) -> dict[str, Any]:
-    """Every system over one snapshot, the same queries. ``save`` gets the record so far
-    after each system (``pending`` names the systems still to come), so a peer that is
-    killed (bm25s out of memory) leaves the systems measured before it on disk."""
+def stage_search(args: argparse.Namespace) -> dict[str, Any]:
+    """Every system over one snapshot (and its re-indexed layouts), the same queries,
+    interleaved query by query (the order rotates), each timed in wall and CPU time."""
     from wikigym.corpora import Snapshot
 
     snap_path = Path(args.snapshot)
@@ -199,6 +255,8 @@ def stage_search(
     config = snap.index_config
     total = snap.num_passages
     peers = [name for name in args.systems if name in ("bm25s", "lucene")]
+    if total > args.bm25s_max and "bm25s" in peers:  # decided here, once: it does not fit
+        peers.remove("bm25s")
     if peers:  # the peers index every passage: hold them all
         corpus = bs.load_corpus(snap_path.name, snap_path)
         queries = three_word_queries(total, corpus.texts.__getitem__, args.queries, args.seed)
@@ -211,66 +269,115 @@ def stage_search(
 
         queries = three_word_queries(total, text_at, args.queries, args.seed)
     print(f"== {snap_path}: {total:,} passages, e.g. {queries[:3]}", flush=True)
-    rows: dict[str, Any] = {}
-    todo = ["wikigym", "tantivy-raw"]
-    todo += [name for name in ("lucene", "bm25s") if name in args.systems]
-    if total > args.bm25s_max and "bm25s" in todo:  # decided here, once: it does not fit
-        todo.remove("bm25s")
 
-    def record(pending: list[str]) -> dict[str, Any]:
-        systems = {
-            name: {k: v for k, v in row.items() if k != "top10"} for name, row in rows.items()
-        }
-        for name in ("tantivy-raw", "lucene", "bm25s"):
-            if name in rows and "wikigym" in rows:
-                systems[name]["agreement_with_wikigym"] = agreement(
-                    rows["wikigym"]["top10"], rows[name]["top10"]
-                )
-        out = {
-            "stage": "search",
-            "snapshot": str(snap_path),
-            "snapshot_id": snap.snapshot_id,
-            "passages": total,
-            "queries": len(queries),
-            "query_examples": queries[:5],
-            "seed": args.seed,
-            "systems": systems,
-            "environment": common.environment(),
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        if pending:
-            out["pending"] = pending
-        return out
-
-    def done(name: str) -> None:
-        todo.remove(name)
-        if save is not None and todo:
-            save(record(todo))
-
-    ours = bs.Ours(corpus)
-    raw = RawTantivy(corpus, config)
-    rows["wikigym"] = measure(ours, queries, args.repeat)
-    done("wikigym")
-    rows["tantivy-raw"] = measure(raw, queries, args.repeat)
-    rows["paired wikigym/tantivy-raw"] = bs.paired_ratio(ours, raw, queries, args.repeat)
-    done("tantivy-raw")
-    del ours, raw
-    if "lucene" in todo:
-        rows["lucene"] = run_lucene(corpus, queries, args)
-        done("lucene")
-    if "bm25s" in todo:
-        print("  indexing bm25s ...", flush=True)
+    layouts = open_layouts(args)
+    primary = layouts[0][0]
+    opened: dict[str, Any] = {}
+    systems: dict[str, Callable[[str], Any]] = {}
+    layout_of: dict[str, dict[str, Any]] = {}
+    for label, path, threads in layouts:
+        one = Snapshot.open(path, verify="none", search_threads=threads)
+        if one.snapshot_id != snap.snapshot_id:
+            raise SystemExit(f"{path} is another snapshot ({one.snapshot_id[:12]})")
+        name = "wikigym" if label == primary else f"wikigym@{label}"
+        opened[name] = one
+        systems[name] = bs.Ours(bs.Corpus(path.name, path, [], [], []), one).search
+        layout_of[name] = {"snapshot": str(path), "label": label, "threads": threads}
+        if threads == 1:
+            raw_name = "tantivy-raw" if label == primary else f"tantivy-raw@{label}"
+            systems[raw_name] = RawTantivy(bs.Corpus(path.name, path, [], [], []), config).search
+            layout_of[raw_name] = layout_of[name]
+    bm = None
+    added_rss = 0
+    if "bm25s" in peers:
         import psutil
 
+        print("  indexing bm25s ...", flush=True)
         before = psutil.Process().memory_info().rss
         bm = Bm25s(corpus, "en")
-        rows["bm25s"] = measure(bm, queries, args.repeat)
+        added_rss = psutil.Process().memory_info().rss - before
+        systems["bm25s"] = bm.search
+    lucene = LuceneServer(corpus, queries, args) if "lucene" in peers else None
+
+    # Warm-up pass: every system's top 10; every wikigym layout's hits with their scores.
+    top = {
+        name: [[hit[0] for hit in search(q)] for q in queries] for name, search in systems.items()
+    }
+    if lucene is not None:
+        top["lucene"] = [[int(d) for d in lucene.search(q)["ids"]] for q in queries]
+    scored = {
+        name: [[(h.passage_id, h.score, h.text) for h in s.search(q, 10)] for q in queries]
+        for name, s in opened.items()
+    }
+    mismatches = {
+        name: [q for q, a, b in zip(queries, got, scored["wikigym"], strict=True) if a != b]
+        for name, got in scored.items()
+    }
+
+    names = [*systems, *(["lucene"] if lucene is not None else [])]
+    timed = {name: Timed(args.repeat) for name in names}
+    # A fresh seeded order for every query: a system run right after another process
+    # (the Lucene peer) finds the CPU caches cold, so no system may always follow it.
+    order = random.Random(args.seed)
+    for rep in range(args.repeat):
+        for q in queries:
+            for name in order.sample(names, len(names)):
+                if name == "lucene":
+                    assert lucene is not None
+                    answer = lucene.search(q)
+                    timed[name].wall[rep].append(answer["wall_ms"])
+                    timed[name].cpu[rep].append(answer["cpu_ms"])
+                    continue
+                cpu, wall = time.thread_time(), time.perf_counter()
+                systems[name](q)
+                timed[name].wall[rep].append((time.perf_counter() - wall) * 1000)
+                timed[name].cpu[rep].append((time.thread_time() - cpu) * 1000)
+        print(f"  pass {rep + 1}/{args.repeat}, load {os.getloadavg()[0]:.1f}", flush=True)
+
+    rows: dict[str, Any] = {}
+    for name in names:
+        row: dict[str, Any] = dict(timed[name].summary())
+        if name == "lucene":
+            assert lucene is not None
+            qps = lucene.qps()
+            row["qps_1"], row["qps_2"] = qps["1"], qps["2"]
+        else:
+            for threads in (1, 2):
+                rate = bs.throughput(systems[name], queries, threads, args.repeat)["qps"]
+                row[f"qps_{threads}"] = rate
+        if name in layout_of:
+            row["layout"] = layout_of[name]
+        if name != "wikigym":
+            row["agreement_with_wikigym"] = agreement(top["wikigym"], top[name])
+        rows[name] = row
+        print(
+            f"  {name:<24} p50 {row['p50_ms']:.3f} p99 {row['p99_ms']:.3f} ms  cpu p50 "
+            f"{row['cpu_p50_ms']:.3f} p99 {row['cpu_p99_ms']:.3f}  q/s {row['qps_1']:.0f} / "
+            f"{row['qps_2']:.0f}",
+            flush=True,
+        )
+    if bm is not None:
         rows["bm25s"]["build_seconds"] = bm.build_seconds
-        rows["bm25s"]["added_rss_bytes"] = psutil.Process().memory_info().rss - before
-        del bm
-        gc.collect()
-        done("bm25s")
-    return record([])
+        rows["bm25s"]["added_rss_bytes"] = added_rss
+    if lucene is not None:
+        rows["lucene"] |= lucene.close()
+    return {
+        "stage": "search",
+        "snapshot": str(snap_path),
+        "snapshot_id": snap.snapshot_id,
+        "passages": total,
+        "queries": len(queries),
+        "query_examples": queries[:5],
+        "seed": args.seed,
+        "interleaved": True,
+        "systems": rows,
+        "identical_across_layouts": not any(mismatches.values()),
+        "layout_mismatches": {k: v[:10] for k, v in mismatches.items() if v},
+        "pruner_paths": {name: one.search_paths for name, one in opened.items()},
+        "environment": common.environment(),
+        "load_average_end": list(os.getloadavg()),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
 
 
 def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -317,16 +424,18 @@ def _lat(row: dict[str, Any], system: str, key: str) -> float:
     s = row.get("search", {}).get("systems", {}).get(system)
     if s is None:
         return float("nan")
-    if system == "lucene":
+    if "latency" in s:  # Lucene, measured apart (records before the interleaved search)
         return float(s["latency"]["texts"][key])
-    return float(s[key])
+    return float(s.get(key, float("nan")))
 
 
 def _qps(row: dict[str, Any], system: str, threads: int) -> float:
     s = row.get("search", {}).get("systems", {}).get(system)
     if s is None:
         return float("nan")
-    return float(s["qps"][str(threads)] if system == "lucene" else s[f"qps_{threads}"])
+    if "latency" in s:
+        return float(s["qps"][str(threads)])
+    return float(s[f"qps_{threads}"])
 
 
 SYSTEMS = ("wikigym", "tantivy-raw", "bm25s", "lucene")
@@ -526,7 +635,27 @@ def main() -> None:
     q.add_argument("--repeat", type=int, default=3)
     q.add_argument("--systems", nargs="+", default=["bm25s", "lucene"])
     q.add_argument("--bm25s-max", type=int, default=5_000_000)
-    q.add_argument("--lucene-python", type=Path, default=Path("/work/venv-lucene/bin/python"))
+    q.add_argument("--lucene-python", type=Path, default=Path("/work/venvs/lucene/bin/python"))
+    q.add_argument(
+        "--lucene-index",
+        type=Path,
+        default=None,
+        help="keep Lucene's index here and reuse it when it exists (default: a fresh one)",
+    )
+    q.add_argument(
+        "--layouts",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="re-indexed copies of --snapshot (scale_reindex.py): measured beside it",
+    )
+    q.add_argument(
+        "--search-threads",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="Snapshot search_threads values to measure for each layout",
+    )
     q.add_argument("--work", type=Path, default=Path("/tmp"))
     q.add_argument("--record", type=Path, default=None)
     r = sub.add_parser("report")
@@ -549,11 +678,7 @@ def main() -> None:
         path = args.record or args.out.with_name(args.out.name + ".build.json")
     else:
         path = args.record or args.snapshot.with_name(args.snapshot.name + ".search.json")
-
-        def save(partial: dict[str, Any]) -> None:
-            path.write_text(json.dumps(partial, indent=2) + "\n", encoding="utf-8")
-
-        record = stage_search(args, save)
+        record = stage_search(args)
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in record.items() if k != "environment"}, indent=2))
 

@@ -614,6 +614,11 @@ class PassageSearcher:
         )
         self._analyzer = config.token_analyzer()
 
+    @property
+    def paths(self) -> dict[str, int]:
+        """Queries by the way the pruner answered them (``corpora.prune``; for benchmarks)."""
+        return dict(self._pruner.paths) if self._pruner is not None else {}
+
     def build_query(self, text: str) -> tantivy.Query | None:
         """The query for model-written ``text``; None when no term can match."""
         plan = self._plan(text)

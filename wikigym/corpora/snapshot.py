@@ -193,6 +193,16 @@ class Snapshot:
         k = min(int(k), self.num_passages)  # a huge k must not size a huge heap
         return self._searcher.search(query, k)
 
+    @property
+    def index_segments(self) -> int:
+        """Segments of the index (``index_layout.segments``)."""
+        return int(self._searcher.searcher.num_segments)
+
+    @property
+    def search_paths(self) -> dict[str, int]:
+        """How this process's searches were answered: counts by way (``corpora.prune``)."""
+        return self._searcher.paths
+
     # ---- lookup -------------------------------------------------------------------
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cursor", None)
