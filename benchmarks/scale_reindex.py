@@ -8,9 +8,10 @@ writer's seconds, peak RSS and layout as JSON.
 Usage:
     python benchmarks/scale_reindex.py SNAP OUT [--segment-docs N] [--heap-mb M]
 
-``--segment-docs`` sets the passages per segment of the new index (the build's default,
-2^19, when omitted), so one snapshot's tables give indexes of any segment count (the
-segment count's effect on search, measured apart from the corpus).
+``--segment-docs`` and ``--heap-mb`` set the passages per segment and the writer heap of
+the new index (the build's defaults when omitted), so one snapshot's tables give indexes of
+any segment count (the segment count's effect on search, measured apart from the corpus).
+The champion lists are written too (``corpora.champions``) and timed apart.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import duckdb
 
-from wikigym.corpora.index import SEGMENT_DOCS, IndexConfig, PassageIndexWriter
+from wikigym.corpora.index import (
+    INDEX_HEAP_MB,
+    SEGMENT_DOCS,
+    IndexConfig,
+    PassageIndexWriter,
+    write_champions,
+)
 from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES
 
 
@@ -36,7 +43,7 @@ def main() -> None:
     parser.add_argument("snapshot", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--segment-docs", type=int, default=SEGMENT_DOCS)
-    parser.add_argument("--heap-mb", type=int, default=256)
+    parser.add_argument("--heap-mb", type=int, default=INDEX_HEAP_MB)
     args = parser.parse_args()
     snap, out = args.snapshot.resolve(), args.out
     out.mkdir(parents=True)
@@ -60,12 +67,26 @@ def main() -> None:
         for pid, doc, title, text, src in zip(*cols, strict=True):
             writer.add(pid, doc, title, text, src)
     layout = writer.close()
+    index_seconds = time.perf_counter() - start
+    champions = write_champions(
+        out / INDEX_DIR, config, snap / TABLE_FILES["passages"], layout.doc_order
+    )
     seconds = time.perf_counter() - start
     manifest["index_layout"] = layout.to_dict()
     manifest["reindexed_from"] = str(snap)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "peak_rss_bytes": rss, "index_layout": layout.to_dict()}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "index_seconds": index_seconds,
+                "champion_terms": champions,
+                "peak_rss_bytes": rss,
+                "index_layout": layout.to_dict(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

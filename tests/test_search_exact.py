@@ -201,3 +201,41 @@ def test_a_run_split_by_tantivy_keeps_exact_ties(
     for k in (1, 10, 30):
         assert results(searcher, "alpha", k) == reference(searcher, "alpha", k)
         assert results(searcher, "alpha beta", k) == reference(searcher, "alpha beta", k)
+
+
+def test_champion_lists_answer_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One-word queries answered from the champion lists, and queries of several words
+    bounded by them, give the full search's hits and scores; k past a list's length, a
+    word without a list and a stem shared by two words take the search."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wikigym.corpora import champions
+    from wikigym.corpora.index import read_layout, write_champions
+
+    monkeypatch.setattr(champions, "MIN_DOC_FREQ", 40)
+    monkeypatch.setattr(champions, "CHAMPIONS", 16)
+    docs = _corpus(random.Random(5), 3000)
+    writer = _write(tmp_path / "idx", docs, segment_docs=700)
+    layout = writer.close()
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(
+        pa.table(
+            {"passage_id": pa.array(range(len(docs)), pa.uint64()), "text": [t for _, t in docs]}
+        ),
+        passages,
+    )
+    listed = write_champions(tmp_path / "idx", IndexConfig(), passages, layout.doc_order)
+    assert listed > 10
+    fast = PassageSearcher(tmp_path / "idx", IndexConfig(), read_layout(tmp_path / "idx").doc_order)
+    plain = PassageSearcher(tmp_path / "idx", IndexConfig(), "passage_id", prune=False)
+    assert fast._champions is not None and plain._champions is not None
+    plain._champions = None
+    assert fast._champions.top("w0", 16) is not None and fast._champions.top("w0", 17) is None
+    words = [f"w{i}" for i in range(60)] + list(STEMS) + ["name7", "nothing"]
+    queries = words + _queries(random.Random(6), 200)
+    for query in queries:
+        for k in (1, 10, 16, 17):
+            expected = reference(plain, query, k)
+            assert results(plain, query, k) == expected, (query, k)
+            assert results(fast, query, k) == expected, (query, k)

@@ -35,6 +35,7 @@ from wikigym.corpora.index import (
     MIN_INDEX_MEMORY_MB,
     IndexConfig,
     PassageIndexWriter,
+    write_champions,
 )
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
@@ -530,7 +531,10 @@ def build_snapshot(
         # together they held the writer heap and the resolution's memory at once (the
         # build's peak); apart, the peak is the larger of the two.
         layout = writers.index.close()
-        give_back_freed_memory()  # the stream's, before the resolution takes its own
+        give_back_freed_memory()  # the stream's, before the champion lists and resolution
+        write_champions(
+            tmp / INDEX_DIR, config.index, tmp / TABLE_FILES["passages"], layout.doc_order
+        )
         _resolve(tmp, config, report)
         give_back_freed_memory()
         report.input_bytes = report.input_bytes or total

@@ -41,6 +41,7 @@ par (HotpotQA recall@5, see benchmarks/results). The passage text is stored sepa
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -51,6 +52,7 @@ from typing import TypeVar
 
 import tantivy
 
+from wikigym.corpora import champions
 from wikigym.corpora.analysis import (
     STEMMERS,
     cjk_bigrams,
@@ -58,6 +60,7 @@ from wikigym.corpora.analysis import (
     stemmer_for,
     uses_bigrams,
 )
+from wikigym.corpora.champions import ChampionLists
 from wikigym.corpora.memory import give_back_freed_memory
 from wikigym.corpora.prune import Pruner
 from wikigym.corpora.readonly import ReadOnlyIndex
@@ -495,6 +498,51 @@ def _run_markers(searcher: tantivy.Searcher, sizes: list[int] | None) -> list[in
     return runs
 
 
+def _segment_starts(searcher: tantivy.Searcher, sizes: list[int] | None) -> list[int] | None:
+    """Each segment's first passage_id when the segments hold consecutive ids in order
+    (segment i: ids ``starts[i] .. starts[i] + size - 1``), else None."""
+    if sizes is None or len(sizes) != searcher.num_segments or 0 in sizes:
+        return None
+    firsts = _first_ids(searcher, sizes)
+    lasts = [
+        searcher.fast_field_values("passage_id", [tantivy.DocAddress(o, n - 1)])[0]
+        for o, n in enumerate(sizes)
+    ]
+    if not all(isinstance(f, int) and not isinstance(f, bool) for f in firsts):
+        return None
+    starts = [int(str(f)) for f in firsts]
+    expected = starts[0]
+    for first, last, size in zip(starts, lasts, sizes, strict=True):
+        if first != expected or last != expected + size - 1:
+            return None
+        expected += size
+    return starts
+
+
+def write_champions(path: Path, config: IndexConfig, passages: Path, doc_order: str) -> int:
+    """Write the champion lists of the index at ``path`` (``corpora.champions``): the terms
+    of a sample of ``passages`` (the snapshot's passages table) that at least
+    ``champions.MIN_DOC_FREQ`` passages hold, each with its exact top passages. Returns the
+    number of terms (0, and no file, for an index whose title is a field of its own)."""
+    if not config.title_in_body:
+        return 0
+    searcher = PassageSearcher(path, config, doc_order, prune=False)
+    analyzer = config.token_analyzer()
+    seen: set[str] = set()
+    for text in champions.sampled_texts(passages, searcher.searcher.num_docs):
+        seen.update(analyzer.analyze(config.prepare(text)))
+    schema = searcher.index.schema
+    lists = []
+    for term in sorted(seen):
+        if searcher.searcher.doc_freq("body", term) < champions.MIN_DOC_FREQ:
+            continue
+        query = tantivy.Query.term_query(schema, "body", term, index_option="freq")
+        hits = searcher.topk.top(query, champions.CHAMPIONS)
+        ids = searcher.searcher.fast_field_values("passage_id", [a for _, a in hits])
+        lists.append((term, [_stored_int(i) for i in ids], [score for score, _ in hits]))
+    return champions.write(path / champions.FILE, lists)
+
+
 def order_segments(path: Path) -> None:
     """List the segments in ``meta.json`` by their first passage_id (written atomically).
 
@@ -605,10 +653,19 @@ class PassageSearcher:
         sizes = _segment_sizes(path)
         runs = _run_markers(self.searcher, sizes) if self.ordered else None
         self.topk = TopK(self.searcher, self.index.schema, self.ordered, runs, threads)
+        # Champion lists answer one-word queries; they name passage ids, which an ordered
+        # index of consecutive ids maps to addresses without a lookup.
+        self._starts = _segment_starts(self.searcher, sizes) if self.ordered else None
+        self._champions: ChampionLists | None = None
+        if self._starts is not None and config.title_in_body and (path / champions.FILE).is_file():
+            try:
+                self._champions = ChampionLists(path / champions.FILE)
+            except (OSError, ValueError) as exc:
+                raise SnapshotError(f"{path}: unreadable champion lists ({exc})") from exc
         # The bound needs Tantivy's document count: no deleted documents (ours never have).
         exact_count = sizes is not None and sum(sizes) == self.searcher.num_docs
         self._pruner = (
-            Pruner(self.searcher, self.index.schema, self.topk, "body")
+            Pruner(self.searcher, self.index.schema, self.topk, "body", self._champions)
             if prune and exact_count and config.title_in_body
             else None
         )
@@ -687,9 +744,19 @@ class PassageSearcher:
         if plan is None:
             return []
         query, clauses = plan
+        if clauses is not None and len(clauses) == 1 and self._champions is not None:
+            listed = self._champions.top(clauses[0], k)
+            if listed is not None:
+                return [(score, self._address(pid)) for score, pid in listed]
         if clauses is not None and self._pruner is not None:
             return self._pruner.top(query, clauses, k)
         return self.topk.top(query, k)
+
+    def _address(self, passage_id: int) -> tantivy.DocAddress:
+        """The address of a passage in an ordered index of consecutive ids."""
+        assert self._starts is not None
+        ordinal = bisect.bisect_right(self._starts, passage_id) - 1
+        return tantivy.DocAddress(ordinal, passage_id - self._starts[ordinal])
 
     def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
         doc = self.searcher.doc(address)
@@ -706,6 +773,13 @@ class PassageSearcher:
             text,
             origin.decode("utf-8") if origin is not None else None,
         )
+
+
+def _stored_int(value: object) -> int:
+    """A passage_id read from the fast field (every document of our index has one)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SnapshotError(f"index document: passage_id {value!r} is not an integer")
+    return value
 
 
 def _stored(doc: tantivy.Document, name: str, kind: type[_T]) -> _T:

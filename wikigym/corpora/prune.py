@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import tantivy
 
+from wikigym.corpora.champions import ChampionLists
 from wikigym.corpora.topk import Scored, TopK
 
 K1 = 1.2  # Tantivy's BM25 constants
@@ -59,16 +60,24 @@ class Pruner:
         schema: Its schema.
         topk: The exact top-k search of that index.
         field: The scored field.
+        champions: The index's champion lists: a listed term's largest contribution is its
+            first champion's score, a tighter bound than ``idf * (K1 + 1)``.
     """
 
     def __init__(
-        self, searcher: tantivy.Searcher, schema: tantivy.Schema, topk: TopK, field: str
+        self,
+        searcher: tantivy.Searcher,
+        schema: tantivy.Schema,
+        topk: TopK,
+        field: str,
+        champions: ChampionLists | None = None,
     ) -> None:
         self.searcher = searcher
         self.schema = schema
         self.topk = topk
         self.field = field
         self.num_docs = searcher.num_docs
+        self.champions = champions
         # Queries by the way they were answered (for benchmarks; not used to answer):
         # "full" (the union), "candidates" (the rarest term's), "grown" (a larger set).
         self.paths: Counter[str] = Counter()
@@ -84,7 +93,7 @@ class Pruner:
         bound = {t: 0.0 for t in terms}
         for t in clauses:  # a term given twice (two words, one stem) is scored twice
             if t in bound:
-                bound[t] += idf(doc_freq[t], self.num_docs) * (1.0 + K1) * (1.0 + SLACK)
+                bound[t] += self._largest(t, doc_freq[t]) * (1.0 + SLACK)
         full_cost = sum(doc_freq.get(t, 0) for t in clauses)
 
         def cheaper(essential: int) -> bool:
@@ -110,6 +119,11 @@ class Pruner:
             return self.topk.top(full, k)
         self.paths["grown"] += 1
         return self.topk.top(self._candidates(terms[:essential], clauses), k)
+
+    def _largest(self, term: str, doc_freq: int) -> float:
+        """An upper bound of the term's contribution to any document's score."""
+        listed = self.champions.max_score(term) if self.champions is not None else None
+        return listed if listed is not None else idf(doc_freq, self.num_docs) * (1.0 + K1)
 
     def _term(self, term: str, option: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, self.field, term, index_option=option)
