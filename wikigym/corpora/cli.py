@@ -91,7 +91,7 @@ def add_parser(sub: SubParsers) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.build import BuildConfig, build_snapshot
-    from wikigym.corpora.index import IndexConfig
+    from wikigym.corpora.index import MIN_INDEX_MEMORY_MB, IndexConfig
     from wikigym.corpora.sources import open_build_source
 
     index = IndexConfig(stopwords=()) if args.no_stopwords else IndexConfig()
@@ -108,6 +108,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         language=args.language,
     )
     if args.index_memory_mb is not None:
+        if args.index_memory_mb < MIN_INDEX_MEMORY_MB:
+            raise WikigymError(
+                f"--index-memory-mb expects at least {MIN_INDEX_MEMORY_MB} (Tantivy's smallest "
+                f"writer heap), got {args.index_memory_mb}"
+            )
         config = replace(config, index_memory_mb=args.index_memory_mb)
     if args.sources == [SYNTHETIC]:
         from wikigym.corpora.default import DEFAULT_ARTICLES, build_world_snapshot

@@ -3,25 +3,33 @@
 Tantivy's scores use index-wide statistics, so they do not depend on segment layout;
 the order among equal scores does: Tantivy's top-k keeps ties in ascending doc address
 (segment ordinal, doc). The build therefore writes an index whose docs, read in that order,
-are in ascending passage_id, checks that it did, and records it (:class:`IndexLayout`);
-over such an index Tantivy's own order is (score desc, passage_id asc) and one top-k search
-is exact. Over any other layout (e.g. an index written by several threads)
-:meth:`PassageSearcher.search` fetches past k while the k-th score repeats and orders ties
-by passage_id itself: same results, slower when scores tie (8x at p99 on 4.5M passages).
+are in ascending passage_id, checks that it did, and records it (:class:`IndexLayout`).
+Over such an index Tantivy's own order is (score desc, passage_id asc) up to two segments;
+past two, its merge of the segments' lists can drop a tied doc for a later one, and
+:class:`~wikigym.corpora.topk.TopK` repairs that from one more search restricted to a run
+(the ``run`` field). Over any other layout (e.g. an index written by several threads) the
+search fetches past k while the k-th score repeats and orders ties by passage_id itself:
+same results, slower when scores tie.
 
 How the ordered layout stays at any size with a bounded writer heap and flat memory
-(tantivy-py exposes neither a forced merge nor a merge policy): one writer thread writes
-every ``segment_docs`` passages into a run directory of its own, commits them as one
+(tantivy-py exposes neither a forced merge nor a merge policy, and a merge by Tantivy's
+policy stacks the segments in hash-map order, which loses passage_id order): one writer
+thread writes each run of passages into a run directory of its own, commits it as one
 segment and is dropped; the run's segment files then move into the index and its
-``meta.json`` lists the runs' segments in write order, which is passage_id order. So every
-segment holds a run of consecutive passage ids, and no segment is ever merged: Tantivy's
-merge policy only sees a writer's own segments, and each writer has one. Merging would hold
-several segments' postings and stores at once (at 4.2M passages, 8 segments merged added
-~170 MB of heap and ~380 MB of mapped files to the build's peak), so the build's memory
-would grow with the corpus; the cost instead is one segment per ``segment_docs`` passages
-(9 at 4.6M), each searched in turn. :func:`order_segments` then lists the segments by their
-first passage_id, and the layout is checked on the written index, so a Tantivy that writes
-otherwise only costs the fast path, never correctness.
+``meta.json`` lists the runs' segments in write order, which is passage_id order. A run
+ends at ``SEGMENT_DOCS`` passages or when its text fills its share of the writer heap
+(``HEAP_PER_TEXT_BYTE``), so the heap, not the corpus, bounds the build's memory, and the
+heap sets the segment count: larger segments search faster (the tie repair and Tantivy's
+per-segment work; ``benchmarks/results/scale.md``). No segment is ever merged.
+:func:`order_segments` then lists the segments by their first passage_id, and the layout
+is checked on the written index, so a Tantivy that writes otherwise only costs the fast
+path, never correctness.
+
+Search cost: tantivy-py scores every passage that matches any query term (its collector
+runs no block-max WAND), so a query costs the postings of its terms. Queries of several
+terms score only the passages that can reach the top k (:mod:`wikigym.corpora.prune`);
+one-word queries on frequent terms are answered from champion lists written with the
+index (:mod:`wikigym.corpora.champions`). Both give the full query's hits and scores.
 
 Analysis: tantivy's ``en_stem`` chain (simple tokenizer, long tokens removed, lower case,
 English Snowball stemmer) with Lucene's 33 English stop words removed before stemming, as
