@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -59,6 +60,9 @@ def dir_bytes(path: Path) -> int:
 def stage_build(args: argparse.Namespace) -> dict[str, Any]:
     """Build one snapshot through the CLI, measured."""
     cmd = common.build_command(Path(args.world), Path(args.out), args.threads)
+    if args.index_memory_mb is not None:
+        cmd += ["--index-memory-mb", str(args.index_memory_mb)]
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     with common.TreeMemory(proc.pid, 0.25) as mem, PhaseMemory(proc.pid, Path(args.out)) as phases:
@@ -66,8 +70,11 @@ def stage_build(args: argparse.Namespace) -> dict[str, Any]:
     if proc.returncode != 0:
         sys.stderr.write(stderr.decode("utf-8", "replace")[-4000:])
         raise subprocess.CalledProcessError(proc.returncode, cmd)
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     stats = {
         "seconds": time.perf_counter() - start,
+        # CPU of the build's process tree (the main process and its parsing workers).
+        "cpu_seconds": used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime,
         "peak_rss_bytes": mem.peak_rss,
         "peak_pss_bytes": mem.peak_pss,
         "command": shlex.join(cmd),
@@ -79,6 +86,7 @@ def stage_build(args: argparse.Namespace) -> dict[str, Any]:
         "world": str(args.world),
         "threads": args.threads,
         "seconds": stats["seconds"],
+        "cpu_seconds": stats["cpu_seconds"],
         "peak_rss_bytes": stats["peak_rss_bytes"],
         "peak_pss_bytes": stats["peak_pss_bytes"],
         **phases.summary(),
@@ -460,9 +468,16 @@ def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "index GiB": built("index_bytes", common.gib),
         "snapshot GiB": built("snapshot_bytes", common.gib),
     }
+    # Latency of the current search code only when two sizes have it (interleaved records):
+    # a fit across code versions measures the change of code, not of size.
+    fresh = [bool(r.get("search", {}).get("interleaved")) for r in rows]
+    if sum(fresh) < 2:
+        fresh = [True] * len(rows)
     for system in SYSTEMS:
         for key in ("p50_ms", "p99_ms"):
-            series[f"{system} {key}"] = [_lat(r, system, key) for r in rows]
+            series[f"{system} {key}"] = [
+                _lat(r, system, key) if f else nan for r, f in zip(rows, fresh, strict=True)
+            ]
     out: dict[str, Any] = {}
     for name, ys in series.items():
         pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y == y and y > 0]
@@ -503,11 +518,14 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
             ]
         )
     parts = ["## Build\n", common.markdown_table(head, table), ""]
-    head = ["passages", "system", "p50 ms", "p99 ms", "q/s 1t", "q/s 2t", "top-10 agree"]
+    head = ["passages", "system", "p50 ms", "p99 ms", "CPU p50 ms", "CPU p99 ms", "q/s 1t"]
+    head += ["q/s 2t", "top-10 agree", "measured"]
     table = []
     for r in rows:
+        search = r.get("search", {})
+        how = "interleaved" if search.get("interleaved") else "one after another"
         for system in SYSTEMS:
-            s = r.get("search", {}).get("systems", {}).get(system)
+            s = search.get("systems", {}).get(system)
             if s is None:
                 continue
             table.append(
@@ -516,13 +534,17 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
                     system,
                     _lat(r, system, "p50_ms"),
                     _lat(r, system, "p99_ms"),
+                    _lat(r, system, "cpu_p50_ms"),
+                    _lat(r, system, "cpu_p99_ms"),
                     _qps(r, system, 1),
                     _qps(r, system, 2),
                     float(s.get("agreement_with_wikigym", 1.0)),
+                    f"{how}, {search.get('measured_at', '?')[:10]}",
                 ]
             )
     parts += ["## Search (600 three-word queries, top-10 with hit texts)\n"]
     parts += [common.markdown_table(head, table), ""]
+    parts += render_layouts(rows)
     head = ["passages", "wikigym/raw p50", "wikigym/raw p99", "wikigym/bm25s p50"]
     head += ["wikigym/lucene p50", "paired wikigym/raw (median)"]
     table = []
@@ -560,6 +582,43 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
     if excluded:
         parts += ['Not extrapolated ("-"): ' + "; ".join(excluded) + ".", ""]
     return "\n".join(parts)
+
+
+def render_layouts(rows: list[dict[str, Any]]) -> list[str]:
+    """One table per size whose search measured several index layouts of one snapshot
+    (``--layouts``, ``--search-threads``), side by side in the same interleaved run."""
+    parts: list[str] = []
+    for r in rows:
+        systems = r.get("search", {}).get("systems", {})
+        layouts = [(n, s) for n, s in systems.items() if "layout" in s]
+        if len({s["layout"]["label"] for _, s in layouts}) < 2:
+            continue
+        head = ["system", "segments / threads", "p50 ms", "p99 ms", "CPU p50 ms", "CPU p99 ms"]
+        head += ["q/s 1t", "q/s 2t"]
+        table = [
+            [
+                name.split("@")[0],
+                s["layout"]["label"],
+                s["p50_ms"],
+                s["p99_ms"],
+                s["cpu_p50_ms"],
+                s["cpu_p99_ms"],
+                s["qps_1"],
+                s["qps_2"],
+            ]
+            for name, s in sorted(
+                layouts, key=lambda x: (x[0].split("@")[0], x[1]["layout"]["label"])
+            )
+        ]
+        same = r["search"].get("identical_across_layouts")
+        parts += [
+            f"## Search by index layout, {r['build']['counts']['passages']:,} passages\n",
+            common.markdown_table(head, table),
+            "",
+            f"Hits and scores identical across the wikigym layouts: **{same}**.",
+            "",
+        ]
+    return parts
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -628,6 +687,7 @@ def main() -> None:
     b.add_argument("--out", type=Path, required=True)
     b.add_argument("--threads", type=int, default=2)
     b.add_argument("--record", type=Path, default=None)
+    b.add_argument("--index-memory-mb", type=int, default=None, help="the build's writer heap")
     q = sub.add_parser("search")
     q.add_argument("--snapshot", type=Path, required=True)
     q.add_argument("--queries", type=int, default=600)

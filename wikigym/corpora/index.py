@@ -760,6 +760,10 @@ class PassageSearcher:
             return self._pruner.top(query, clauses, k)
         return self.topk.top(query, k)
 
+    def close(self) -> None:
+        """Stop the search threads (``threads > 1``)."""
+        self.topk.close()
+
     def _address(self, passage_id: int) -> tantivy.DocAddress:
         """The address of a passage in an ordered index of consecutive ids."""
         assert self._starts is not None

@@ -361,6 +361,7 @@ class Snapshot:
 
     def close(self) -> None:
         self._db.close()
+        self._searcher.close()
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         # Pickled by reference: reopened (and checked by id) where it is loaded.
