@@ -388,6 +388,100 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def stage_curve(args: argparse.Namespace) -> dict[str, Any]:
+    """wikigym, raw tantivy and Lucene over several snapshots (sizes) in one run, every
+    (size, system, query) interleaved in a seeded order: the growth with size measured
+    under one load, which a loaded machine does not give across separate runs."""
+    from wikigym.corpora import Snapshot
+
+    sizes = []
+    for path, lucene_index in zip(args.snapshots, args.lucene_indexes, strict=True):
+        snap = Snapshot.open(path, verify="none")
+
+        def text_at(i: int, snap: Any = snap) -> str:
+            row = snap.sql("SELECT text FROM passages WHERE passage_id = ?", [i])
+            return str(row.column("text")[0].as_py())
+
+        queries = three_word_queries(snap.num_passages, text_at, args.queries, args.seed)
+        systems: dict[str, Callable[[str], Any]] = {
+            "wikigym": bs.Ours(bs.Corpus(path.name, path, [], [], []), snap).search,
+            "tantivy-raw": RawTantivy(
+                bs.Corpus(path.name, path, [], [], []), snap.index_config
+            ).search,
+        }
+        lucene = None
+        if lucene_index is not None:
+            if not any(Path(lucene_index).glob("segments_*")):
+                raise SystemExit(f"{lucene_index}: no Lucene index (run the search stage first)")
+            peer = argparse.Namespace(**vars(args))
+            peer.lucene_index = lucene_index
+            lucene = LuceneServer(bs.Corpus(path.name, path, [], [], []), queries, peer)
+        sizes.append((snap, queries, systems, lucene))
+        print(f"== {path}: {snap.num_passages:,} passages", flush=True)
+    for _snap, queries, systems, _lucene in sizes:  # warm-up pass
+        for search in systems.values():
+            for q in queries:
+                search(q)
+    cells = [
+        (s, name)
+        for s, (_snap, _q, systems, lucene) in enumerate(sizes)
+        for name in [*systems, *(["lucene"] if lucene is not None else [])]
+    ]
+    timed = {cell: Timed(args.repeat) for cell in cells}
+    order = random.Random(args.seed)
+    for rep in range(args.repeat):
+        for i in range(args.queries):
+            for cell in order.sample(cells, len(cells)):
+                s, name = cell
+                _snap, queries, systems, lucene = sizes[s]
+                if name == "lucene":
+                    assert lucene is not None
+                    answer = lucene.search(queries[i])
+                    timed[cell].wall[rep].append(answer["wall_ms"])
+                    timed[cell].cpu[rep].append(answer["cpu_ms"])
+                    continue
+                cpu, wall = time.thread_time(), time.perf_counter()
+                systems[name](queries[i])
+                timed[cell].wall[rep].append((time.perf_counter() - wall) * 1000)
+                timed[cell].cpu[rep].append((time.thread_time() - cpu) * 1000)
+        print(f"  pass {rep + 1}/{args.repeat}, load {os.getloadavg()[0]:.1f}", flush=True)
+    rows = []
+    for (s, name), t in timed.items():
+        snap = sizes[s][0]
+        rows.append(
+            {
+                "passages": snap.num_passages,
+                "snapshot": str(snap.path),
+                "system": name,
+                **t.summary(),
+            }
+        )
+        r = rows[-1]
+        print(
+            f"  {snap.num_passages:>11,} {name:<12} p50 {r['p50_ms']:.3f} p99 {r['p99_ms']:.3f} cpu p50 {r['cpu_p50_ms']:.3f} p99 {r['cpu_p99_ms']:.3f}",
+            flush=True,
+        )
+    for _snap, _q, _systems, lucene in sizes:
+        if lucene is not None:
+            lucene.close()
+    exponents = {}
+    for name in {r["system"] for r in rows}:
+        mine = sorted((r for r in rows if r["system"] == name), key=lambda r: r["passages"])
+        for key in ("p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms"):
+            _a, b = fit_power([r["passages"] for r in mine], [r[key] for r in mine])
+            exponents[f"{name} {key}"] = b
+    return {
+        "stage": "curve",
+        "rows": rows,
+        "exponents": exponents,
+        "queries": args.queries,
+        "seed": args.seed,
+        "environment": common.environment(),
+        "load_average_end": list(os.getloadavg()),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
 def fit_power(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Least-squares ``y = a * x**b`` in log-log space; returns (a, b)."""
     import math
@@ -718,6 +812,21 @@ def main() -> None:
     )
     q.add_argument("--work", type=Path, default=Path("/tmp"))
     q.add_argument("--record", type=Path, default=None)
+    c = sub.add_parser("curve", help="several sizes in one interleaved run (the growth)")
+    c.add_argument("--snapshots", type=Path, nargs="+", required=True)
+    c.add_argument(
+        "--lucene-indexes",
+        type=lambda v: None if v == "-" else Path(v),
+        nargs="+",
+        required=True,
+        help="each snapshot's Lucene index from its search stage ('-': no Lucene)",
+    )
+    c.add_argument("--queries", type=int, default=600)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--repeat", type=int, default=3)
+    c.add_argument("--lucene-python", type=Path, default=Path("/work/venvs/lucene/bin/python"))
+    c.add_argument("--work", type=Path, default=Path("/tmp"))
+    c.add_argument("--record", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--records", type=Path, nargs="+", default=[])
     r.add_argument(
@@ -732,6 +841,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.stage == "report":
         stage_report(args)
+        return
+    if args.stage == "curve":
+        record = stage_curve(args)
+        args.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         return
     if args.stage == "build":
         record = stage_build(args)

@@ -18,7 +18,6 @@ costs its queries the full search.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def write(path: Path, lists: Iterable[tuple[str, list[int], list[float]]]) -> in
 
 
 class ChampionLists:
-    """The champion lists of an index, read once (a few MB).
+    """The champion lists of an index, read once (a few MB, held as flat arrays).
 
     Raises:
         ValueError: The file is not a champion table.
@@ -77,31 +76,37 @@ class ChampionLists:
         table = pq.read_table(path)
         if not table.schema.equals(SCHEMA):
             raise ValueError(f"{path}: not a champion table (schema {table.schema})")
-        self.terms: list[str] = table.column("term").to_pylist()
-        if self.terms != sorted(set(self.terms)):
+        terms = table.column("term").to_pylist()
+        if terms != sorted(set(terms)):
             raise ValueError(f"{path}: terms not sorted and distinct")
-        self._ids = table.column("passage_ids").combine_chunks()
-        self._scores = table.column("scores").combine_chunks()
+        ids = table.column("passage_ids").combine_chunks()
+        scores = table.column("scores").combine_chunks()
+        if ids.null_count or scores.null_count or ids.value_lengths() != scores.value_lengths():
+            raise ValueError(f"{path}: passage ids and scores do not pair up")
+        self._row = {term: row for row, term in enumerate(terms)}
+        self._offsets = ids.offsets.to_numpy()
+        self._ids = ids.flatten().to_numpy()
+        self._scores = scores.flatten().to_numpy()
 
-    def _row(self, term: str) -> int | None:
-        row = bisect.bisect_left(self.terms, term)
-        return row if row < len(self.terms) and self.terms[row] == term else None
+    def __len__(self) -> int:
+        return len(self._row)
 
     def top(self, term: str, k: int) -> list[tuple[float, int]] | None:
         """(score, passage_id) of the term's top ``k``; None when the term has no list or a
         shorter one (the list is the top of all the term's passages)."""
-        row = self._row(term)
+        row = self._row.get(term)
         if row is None:
             return None
-        ids = self._ids[row].values
-        if k > len(ids):
+        start, end = int(self._offsets[row]), int(self._offsets[row + 1])
+        if k > end - start:
             return None
-        scores = self._scores[row].values[:k].to_pylist()
-        return list(zip(scores, ids[:k].to_pylist(), strict=True))
+        scores = self._scores[start : start + k].tolist()
+        ids = self._ids[start : start + k].tolist()
+        return list(zip(scores, ids, strict=True))
 
     def max_score(self, term: str) -> float | None:
         """The term's largest contribution to any passage's score, if it has a list."""
-        row = self._row(term)
-        if row is None:
+        row = self._row.get(term)
+        if row is None or self._offsets[row] == self._offsets[row + 1]:
             return None
-        return float(self._scores[row].values[0].as_py())
+        return float(self._scores[int(self._offsets[row])])
