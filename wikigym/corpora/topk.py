@@ -21,9 +21,9 @@ lists never fill the buffer (2k entries), so it is never cut there.
   the cut reaches the tie score). So one more search, restricted to segment ``c`` by its run
   marker (``RUN_FIELD``: the first passage_id of the segment's run, indexed on every doc; a
   single segment's list is never cut), gives ``c``'s tied docs of lowest address;
-- **by segment**: with ``threads > 1``, one search per segment in parallel (Tantivy releases
-  the GIL while it searches), merged by (score desc, address asc), which is passage_id
-  order here: the ``shards`` option of the issue-40 measurements;
+- **by run**: with ``threads > 1``, one search per run in parallel (Tantivy releases the GIL
+  while it searches), merged by (score desc, address asc), which is passage_id order here:
+  the "shards searched in parallel threads" of the issue-40 measurements;
 - **widened**: indexes without markers or without passage_id order: fetch past k while the
   k-th score repeats at the cut, then sort by (score desc, passage_id asc) (``limit *= 8``).
 
@@ -56,10 +56,11 @@ class TopK:
         searcher: The index's searcher.
         schema: Its schema (to build the run restrictions).
         ordered: The layout's docs are in passage_id order in (segment, doc) order.
-        runs: Each segment's run marker, in segment ordinal order, or None when the index
-            has no usable markers (built before them, or a run that is not one segment).
-        threads: Threads that search segments in parallel (1: one search, see the module
-            doc; more: one search per segment, on a pool of this size).
+        runs: Each segment's run marker, in segment ordinal order (a run is one segment, or
+            two), or None when the index has no usable markers (written before them, by
+            several threads, or a run Tantivy split more).
+        threads: Threads that search the runs of one query in parallel (1: one search, see
+            the module doc; more: one search per run, on a pool of this size).
     """
 
     def __init__(
@@ -97,7 +98,7 @@ class TopK:
 
     @property
     def by_segment(self) -> bool:
-        """Segments can be searched one by one (ordered layout with run markers)."""
+        """A search can be confined to one run (ordered layout with run markers)."""
         return self._only is not None
 
     def top(self, query: tantivy.Query, k: int) -> list[Scored]:
