@@ -1,7 +1,7 @@
 """Observation size with and without context management over scripted 60-turn episodes.
 
 Three deterministic scripted agents (different mixes of search/open/find) play 60 turns of
-WikiSearch-v0 (``max_steps=60``, no answer) on a real snapshot (the enwiki excerpt plus the
+WikiSearch-v1 (``max_steps=60``, no answer) on a real snapshot (the enwiki excerpt plus the
 wikitext folder of the shared data, built once under ``benchmarks/work``), observed through
 ``TranscriptObservation`` (everything verbatim) and ``ManagedContext`` with budgets of 8,000
 and 16,000 characters. Reported: observation size at turns 10/30/60 in characters and in
@@ -39,9 +39,9 @@ from common import (
 )
 
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import ManagedContext, TranscriptObservation
+from wikigym.tools import format_tool_call
 
 WORDS = ("history", "theory", "population", "climate", "war", "science", "music", "language")
 CHECKPOINTS = (10, 30, 60)

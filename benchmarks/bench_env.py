@@ -2,7 +2,7 @@
 
 Measures, in one run on one snapshot:
 
-1. ``Snapshot.search`` alone (the raw cost of a search step), then ``WikiSearch-v0`` search
+1. ``Snapshot.search`` alone (the raw cost of a search step), then ``WikiSearch-v1`` search
    steps and open steps per second, with 1 and 2 threads (one env per thread, one shared
    snapshot). The env layer (parsing, validation, formatting, bookkeeping) must add less
    than 50% to a search step.
@@ -32,8 +32,8 @@ import psutil
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import format_tool_call
 
 
 def queries_for(snap: Snapshot, n: int) -> list[str]:
@@ -82,7 +82,7 @@ def bench_steps(snap_path: Path, tasks_path: Path, steps: int) -> dict[str, floa
 
         envs = [
             gym.make(
-                "WikiSearch-v0",
+                "WikiSearch-v1",
                 corpus=str(snap_path),
                 tasks=str(tasks_path),
                 python="off",
@@ -120,7 +120,7 @@ def bench_steps(snap_path: Path, tasks_path: Path, steps: int) -> dict[str, floa
 def _vector_envs(snap_path: Path, tasks_path: Path, n: int) -> gym.vector.VectorEnv:
     """``n`` envs in one process, reset and stepped once (so every lazy cache is filled)."""
     envs = gym.make_vec(
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         num_envs=n,
         vectorization_mode="sync",
         corpus=str(snap_path),

@@ -19,7 +19,7 @@ The experiment:
   env's binary reward, greedy decoding): ``untrained``; ``sft`` (TRL's ``SFTTrainer`` on the
   oracle trajectories of the train tasks replayed through the env as tag chats, loss on the
   assistant turns only: first turns alone, then whole chats); ``grpo`` (TRL's ``GRPOTrainer``
-  from the SFT checkpoint in WikiSearch-v0 on the train tasks, with the ``cpu-tiny`` preset's
+  from the SFT checkpoint in WikiSearch-v1 on the train tasks, with the ``cpu-tiny`` preset's
   stable settings: binary outcome, KL 0.001 with reference refresh, masking of truncated
   episodes; episodes played by ``wikigym.trainers.rollout``; each turn capped at evaluation's
   96 tokens and judged by the env there, so rambling loses reward instead of being masked).
@@ -251,7 +251,7 @@ def spec_for(world: Path, n_tasks: int, task_seed: int, sizes: Sizes) -> Any:
     from wikigym.trainers.adapter import EnvSpec
 
     return EnvSpec(
-        env_id="WikiSearch-v0",
+        env_id="WikiSearch-v1",
         corpus=str(world / "snapshot"),
         tasks=str(world / tasks_name(n_tasks, task_seed)),
         kwargs={
@@ -279,7 +279,7 @@ def evaluate(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from wikigym.envs.codes import NO_ATTEMPT_CODES
+    from wikigym.codes import NO_ATTEMPT_CODES
     from wikigym.trainers.coldstart import compact_prompt
 
     tok = AutoTokenizer.from_pretrained(model_dir)
@@ -740,7 +740,7 @@ def plot(
     b.legend()
     b.set_xlabel("GRPO step")
     b.set_ylabel("mean reward")
-    b.set_title("GRPO in WikiSearch-v0")
+    b.set_title("GRPO in WikiSearch-v1")
     fig.suptitle(tag)
     fig.tight_layout()
     fig.savefig(out / f"{tag}_curves.png", dpi=110)

@@ -45,7 +45,7 @@ SEARCH_STEPS = 8  # per client in the search comparison
 
 
 def oracle_plan(task: Any) -> list[str]:
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     return [format_tool_call(c.name, c.arguments) for c in task.oracle]
 
@@ -64,7 +64,7 @@ def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str
     from wikigym.envs.recipe import env_spec, make_env
     from wikigym.integrations.serve.protocol import jsonable
 
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks_path, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks_path, python="off"))
     out, steps, wall, cpu = [], 0, 0.0, 0.0
     for i, (task_id, seed, actions) in enumerate(plan):
         t, c = time.perf_counter(), time.thread_time()
@@ -85,7 +85,7 @@ def in_process(corpus: str, tasks_path: str, plan: list[tuple[str, int, list[str
 
 def start_server(args: argparse.Namespace, max_sessions: int) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "wikigym", "serve", "--port", "0", "--python", "off",
-           "--max-sessions", str(max_sessions), "--idle-timeout", "0", "--env", "WikiSearch-v0"]  # fmt: skip
+           "--max-sessions", str(max_sessions), "--idle-timeout", "0", "--env", "WikiSearch-v1"]  # fmt: skip
     if args.workers is not None:
         cmd += ["--workers", str(args.workers)]
     if args.corpus:
@@ -389,7 +389,7 @@ async def drive_retriever(
 async def drive_serve(url: str, clients: int, queries: list[str]) -> tuple[list[float], float, int]:
     import websockets
 
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     lat: list[float] = []
     errors = 0
@@ -420,11 +420,11 @@ async def drive_serve(url: str, clients: int, queries: list[str]) -> tuple[list[
 
 def bench_search(args, tasks, corpus, tasks_path) -> list[dict[str, Any]]:
     from wikigym.envs.recipe import env_spec, make_env
-    from wikigym.envs.tool_specs import format_tool_call
+    from wikigym.tools import format_tool_call
 
     queries = search_queries(tasks)
     rows = []
-    env = make_env(env_spec("WikiSearch-v0", corpus=corpus, tasks=tasks_path, python="off"))
+    env = make_env(env_spec("WikiSearch-v1", corpus=corpus, tasks=tasks_path, python="off"))
     env.reset(seed=0)
     lat = []
     for j in range(64 * SEARCH_STEPS // 8):
@@ -591,7 +591,7 @@ def server_env_threads(args: argparse.Namespace) -> int:
 
     wiki = {"python": "off"}  # as start_server serves it
     return ServeConfig(
-        env_ids=("WikiSearch-v0",), env_kwargs={"WikiSearch-v0": wiki}, workers=args.workers
+        env_ids=("WikiSearch-v1",), env_kwargs={"WikiSearch-v1": wiki}, workers=args.workers
     ).env_threads
 
 

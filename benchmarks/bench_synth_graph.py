@@ -63,11 +63,11 @@ WIKIPEDIA_FACTS = (20_000_000, 50_000_000, 100_000_000)
 def measure_one(corpus: str | None, levels: list[str], n: int, seed: int) -> dict[str, Any]:
     """Everything for one snapshot, in this (fresh) process."""
     from wikigym.corpora import Snapshot
-    from wikigym.corpora.default import ensure_default_snapshot
     from wikigym.synth import SynthConfig, generate_tasks
     from wikigym.synth.graph import forget_graphs, graph_of
+    from wikigym.tasks.defaults import default_snapshot
 
-    path = Path(corpus) if corpus else ensure_default_snapshot(progress=False)
+    path = Path(corpus) if corpus else default_snapshot(progress=False).path
     snap = Snapshot.open(path, verify="sizes")
     proc = psutil.Process()
     rss0 = proc.memory_info().rss

@@ -11,7 +11,7 @@ measures per level:
    number of the asked type found in the top 3 hits, else the top hit's title; and a
    **no-search prior**: the most common answer of another seed's (seed 1) tasks that share
    the task's first relation (target for both: <= 5% at hard and phd);
-4. the heuristic search agent and the oracle, each run through ``WikiSearch-v0`` (targets:
+4. the heuristic search agent and the oracle, each run through ``WikiSearch-v1`` (targets:
    heuristic strictly falling easy -> phd; oracle 1.0). The heuristic is measured on
    ``--tail-n`` hard and phd tasks (the first ``--n`` of them are the table's): near 0 a
    difference of one task in 200 is noise, so its solved count is shown with the rate.

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.snapshot import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.integrations.ray.episodes import Turn
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 WRONG = format_tool_call("answer", {"text": "certainly not the answer"})
 
@@ -49,3 +52,26 @@ class OraclePolicy:
         # A copy that ran an episode before (state leaking across episodes) miscounts here.
         index = sum(m["role"] == "assistant" for m in turn.messages) - int(self.detoured)
         return plan[index] if 0 <= index < len(plan) else WRONG
+
+
+class DiesOnce:
+    """A callable policy that kills its own process (a Ray actor's) once: at the first turn
+    of task ``task_id``, the first time any process gets there (an exclusive marker file says
+    so); otherwise it is ``inner``, slowed by ``delay_s`` a turn."""
+
+    def __init__(self, inner: Any, task_id: str, marker: str, delay_s: float = 0.0) -> None:
+        self.inner = inner
+        self.task_id = task_id
+        self.marker = marker
+        self.delay_s = delay_s
+
+    def __call__(self, turn: Turn) -> str:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if len(turn.messages) == 1 and turn.info.get("task_id") == self.task_id:
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return self.inner(turn)
+            os._exit(1)  # the actor's process dies mid-run
+        return self.inner(turn)

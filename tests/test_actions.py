@@ -1,4 +1,4 @@
-"""Tests of the action parser (wikigym.envs.actions) and the tool registry (wikigym.envs.tool_specs)."""
+"""Tests of the action parser (wikigym.envs.actions) and the tool registry (wikigym.tools)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from wikigym.codes import ACTION_ERROR_CODES, ErrorCode
 from wikigym.envs.actions import (
     MAX_ACTION_CHARS,
     MAX_MESSAGE_CHARS,
@@ -20,20 +21,18 @@ from wikigym.envs.actions import (
     ToolCall,
     parse_action,
 )
-from wikigym.envs.codes import ACTION_ERROR_CODES, ErrorCode
-from wikigym.envs.tool_specs import (
-    TOOL_MODELS,
-    AnswerArgs,
-    FindArgs,
-    OpenArgs,
-    PythonArgs,
-    SearchArgs,
-    ToolName,
+from wikigym.tools import (
     describe_tools,
-    example_arguments,
     example_call,
+    get_tool,
     openai_tools_schema,
+    tool_names,
 )
+from wikigym.tools.answer import AnswerArgs
+from wikigym.tools.find import FindArgs
+from wikigym.tools.open import OpenArgs
+from wikigym.tools.python import PythonArgs
+from wikigym.tools.search import SearchArgs
 
 MESSAGE_BOUND = MAX_MESSAGE_CHARS + 50  # the clip marker adds a few characters
 
@@ -63,7 +62,7 @@ def assert_well_formed(parsed: ParsedAction) -> None:
     assert isinstance(parsed, ParsedAction)
     assert parsed.calls or parsed.errors
     for item in parsed.calls:
-        assert isinstance(item.args, TOOL_MODELS[item.name])
+        assert isinstance(item.args, get_tool(item.name).args)
     for item in parsed.errors:
         assert item.code in ACTION_ERROR_CODES
         assert item.message
@@ -77,7 +76,7 @@ def assert_well_formed(parsed: ParsedAction) -> None:
 def test_hermes_tool_call_with_object_arguments() -> None:
     raw = tool_call("search", {"query": "capital of France", "k": 3})
     got = call(raw)
-    assert got.name is ToolName.SEARCH
+    assert got.name == "search"
     assert got.args == SearchArgs(query="capital of France", k=3)
     assert got.raw == raw
 
@@ -106,7 +105,7 @@ def test_fenced_json_call_in_free_text(lang: str) -> None:
     got = parse_action(
         f'Let me look.\n```{lang}\n{{"name": "search", "arguments": {{"query": "x"}}}}\n```\nDone.'
     )
-    assert [c.name for c in got.calls] == [ToolName.SEARCH]
+    assert [c.name for c in got.calls] == ["search"]
     assert got.text == "Let me look.\n\nDone."
 
 
@@ -124,7 +123,7 @@ def test_tags_inside_a_fence_are_read() -> None:
     )
     action += "\n```"
     got = parse_action(action, max_calls=2)
-    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.OPEN]
+    assert [c.name for c in got.calls] == ["search", "open"]
     assert got.text == "Call:\n\n\nafter"
 
 
@@ -133,7 +132,7 @@ def test_tags_after_a_bare_json_call_are_read() -> None:
         json.dumps({"name": "search", "arguments": {"query": "x"}}) + " then <answer>y</answer>"
     )
     got = parse_action(action, max_calls=2)
-    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.ANSWER]
+    assert [c.name for c in got.calls] == ["search", "answer"]
     assert got.text == "then"
 
 
@@ -225,7 +224,7 @@ def test_calls_beyond_max_calls_are_one_too_many_calls_error() -> None:
 def test_calls_run_in_order_of_appearance_across_forms() -> None:
     action = "<search>a</search>" + tool_call("open", {"page": "A"}) + "<search>c</search>"
     got = parse_action(action, max_calls=3)
-    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.OPEN, ToolName.SEARCH]
+    assert [c.name for c in got.calls] == ["search", "open", "search"]
     assert got.errors == ()
 
 
@@ -242,18 +241,18 @@ def test_answer_ends_the_action() -> None:
     got = parse_action(
         "<answer>Paris</answer><search>x</search>" + tool_call("bogus", {}), max_calls=1
     )
-    assert [c.name for c in got.calls] == [ToolName.ANSWER]
+    assert [c.name for c in got.calls] == ["answer"]
     assert got.errors == ()
     got = parse_action("<search>x</search><answer>Paris</answer><search>y</search>", max_calls=5)
-    assert [c.name for c in got.calls] == [ToolName.SEARCH, ToolName.ANSWER]
+    assert [c.name for c in got.calls] == ["search", "answer"]
     # An answer past the slots is not run, like any other call.
     got = parse_action("<search>x</search><answer>Paris</answer>")
-    assert [c.name for c in got.calls] == [ToolName.SEARCH]
+    assert [c.name for c in got.calls] == ["search"]
     assert [e.code for e in got.errors] == [ErrorCode.TOO_MANY_CALLS]
     # An invalid answer does not end the action.
     got = parse_action("<answer> </answer><search>x</search>", max_calls=2)
     assert [e.code for e in got.errors] == [ErrorCode.INVALID_ARGUMENTS]
-    assert [c.name for c in got.calls] == [ToolName.SEARCH]
+    assert [c.name for c in got.calls] == ["search"]
 
 
 # --- error codes ------------------------------------------------------------------------------
@@ -293,7 +292,7 @@ def test_invalid_search_arguments(arguments: dict[str, object], needle: str) -> 
     assert got.code == ErrorCode.INVALID_ARGUMENTS
     assert needle in got.message
     assert "Expected search(query: string, k: integer = 5)" in got.message
-    assert example_call(ToolName.SEARCH) in got.message
+    assert example_call("search") in got.message
 
 
 @pytest.mark.parametrize(
@@ -333,11 +332,11 @@ def test_unknown_tool(name: object) -> None:
 
 
 def test_disabled_tool_is_unknown() -> None:
-    enabled = [ToolName.ANSWER, ToolName.SEARCH]
+    enabled = ["answer", "search"]
     got = error("<python>print(1)</python>", tools=enabled)
     assert got.code == ErrorCode.UNKNOWN_TOOL
     assert "Available tools: search, answer." in got.message
-    assert call("<search>x</search>", tools=enabled).name is ToolName.SEARCH
+    assert call("<search>x</search>", tools=enabled).name == "search"
 
 
 @pytest.mark.parametrize(
@@ -373,7 +372,7 @@ def test_parse_errors(body: str, needle: str) -> None:
     got = error("<tool_call>" + body + "</tool_call>")
     assert got.code == ErrorCode.PARSE_ERROR
     assert needle in got.message
-    assert example_call(ToolName.SEARCH) in got.message
+    assert example_call("search") in got.message
 
 
 def test_empty_or_null_arguments_mean_no_arguments() -> None:
@@ -576,13 +575,13 @@ def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     run = list(parsed.calls)
     assert len(run) + sum(e.code != ErrorCode.TOO_MANY_CALLS for e in parsed.errors) <= max_calls
     assert sum(e.code == ErrorCode.TOO_MANY_CALLS for e in parsed.errors) <= 1
-    answers = [i for i, c in enumerate(run) if c.name is ToolName.ANSWER]
+    answers = [i for i, c in enumerate(run) if c.name == "answer"]
     assert answers in ([], [len(run) - 1])  # nothing runs after an answer
 
 
 @settings(max_examples=200, deadline=None, database=None)
 @given(
-    st.sampled_from(list(ToolName)),
+    st.sampled_from(list(tool_names())),
     st.dictionaries(
         st.sampled_from(
             ["query", "k", "page", "section", "part", "text", "code", "citations", "x"]
@@ -597,15 +596,13 @@ def test_fragment_soup_never_raises(parts: list[str], max_calls: int) -> None:
     ),
 )
 def test_arbitrary_arguments_validate_or_fail_cleanly(
-    name: ToolName, arguments: dict[str, object]
+    name: str, arguments: dict[str, object]
 ) -> None:
-    action = (
-        "<tool_call>" + json.dumps({"name": name.value, "arguments": arguments}) + "</tool_call>"
-    )
+    action = "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
     parsed = parse_action(action)
     assert_well_formed(parsed)
     if parsed.calls:
-        assert parsed.calls[0].name is name
+        assert parsed.calls[0].name == name
     else:
         assert parsed.errors[0].code in (
             ErrorCode.INVALID_ARGUMENTS,
@@ -617,12 +614,12 @@ def test_arbitrary_arguments_validate_or_fail_cleanly(
 
 
 def test_registry_covers_every_tool() -> None:
-    assert list(TOOL_MODELS) == list(ToolName)
-    for name, model in TOOL_MODELS.items():
-        assert model.tool is name
-        assert issubclass(model, BaseModel)
-        assert model.model_validate(example_arguments(name)) is not None
-        assert call(example_call(name)).name is name
+    assert {"search", "open", "find", "python", "answer"} <= set(tool_names())
+    for name in tool_names():
+        tool = get_tool(name)
+        assert tool.name == name and issubclass(tool.args, BaseModel)
+        assert tool.args.model_validate(dict(tool.example)) is not None
+        assert call(example_call(name)).name == name
 
 
 def test_argument_models_are_frozen_and_forbid_extras() -> None:
@@ -637,7 +634,7 @@ def test_argument_models_are_frozen_and_forbid_extras() -> None:
 
 def test_openai_tools_schema_shape() -> None:
     tools = openai_tools_schema()
-    assert [t["function"]["name"] for t in tools] == [n.value for n in ToolName]
+    assert [t["function"]["name"] for t in tools] == list(tool_names())
     required = {
         "search": ["query"],
         "open": ["page"],
@@ -665,7 +662,7 @@ def test_openai_tools_schema_is_valid_json_schema_and_examples_validate() -> Non
     for tool in openai_tools_schema():
         params = tool["function"]["parameters"]
         jsonschema.Draft202012Validator.check_schema(params)
-        jsonschema.validate(example_arguments(ToolName(tool["function"]["name"])), params)
+        jsonschema.validate(dict(get_tool(tool["function"]["name"]).example), params)
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({"unexpected": 1}, params)
 
@@ -674,24 +671,26 @@ def test_openai_tools_schema_is_deterministic_and_filterable() -> None:
     first = json.dumps(openai_tools_schema(), sort_keys=True)
     assert json.dumps(openai_tools_schema(), sort_keys=True) == first
     assert json.dumps(openai_tools_schema()) == json.dumps(openai_tools_schema())
-    subset = openai_tools_schema([ToolName.ANSWER, ToolName.SEARCH, ToolName.ANSWER])
+    subset = openai_tools_schema(["answer", "search", "answer"])
     assert [t["function"]["name"] for t in subset] == ["search", "answer"]
-    with pytest.raises(TypeError, match="ToolName"):
-        openai_tools_schema(["search"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="tool names"):
+        openai_tools_schema([3])  # type: ignore[list-item]
+    with pytest.raises(KeyError, match="unknown tool 'browse'"):
+        openai_tools_schema(["browse"])
 
 
 def test_describe_tools() -> None:
     text = describe_tools()
     assert text == describe_tools()
-    for name in ToolName:
-        assert f"- {name.value}(" in text
+    for name in tool_names():
+        assert f"- {name}(" in text
         assert example_call(name) in text
     assert "search(query: string, k: integer = 5)" in text
     assert "open(page: string | integer, section: string | null = null, part: integer = 1)" in text
     assert "<search>capital of France</search>" in text
     assert "Call one tool per turn" in text
     assert "Call at most 3 tools per turn" in describe_tools(max_calls=3)
-    short = describe_tools([ToolName.SEARCH], search_r1_tags=False)
+    short = describe_tools(["search"], search_r1_tags=False)
     assert "answer" not in short
     assert "<search>" not in short
     # Every example shown to the model parses.

@@ -15,26 +15,32 @@ import wikigym
 
 PACKAGE = Path(wikigym.__file__).parent
 
-# errors 0 < corpora 1 < tasks 2 < envs 3 < synth 4 < eval, trainers 5 < integrations 6.
-# "root" is the package itself and its top-level modules (the CLI, the wiring): they see all.
+# errors 0 < corpora, sandbox 1 < tasks 2 < tools 3 < envs 4 < synth 5 < eval, trainers 6 <
+# integrations 7 (DESIGN.md).
+# "root" is the package itself and its top-level modules (the CLI, the defaults): they see all.
 RANKS: dict[str, float] = {
     "errors": 0,
+    "codes": 0,
     "version": 0,
     # CLI helpers that every room's command may use; they import only errors.
     "cliutil": 0.5,
     "cli_args": 0.5,
+    "cli_examples": 0.5,
     "outputs": 0.5,
+    "jsonl": 0.5,
     "corpora": 1,
+    "sandbox": 1,
     "tasks": 2,
-    "envs": 3,
-    "synth": 4,
-    "eval": 5,
-    "trainers": 5,
-    "integrations": 6,
+    "tools": 3,
+    "envs": 4,
+    "synth": 5,
+    "eval": 6,
+    "trainers": 6,
+    "integrations": 7,
     # Above integrations: the CLI mounts `wikigym serve` (integrations/serve) like every room.
-    "root": 6.5,
+    "root": 7.5,
 }
-ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.wiring")
+ROOT_MODULES = ("wikigym", "wikigym.cli", "wikigym.__main__", "wikigym.defaults")
 
 
 def _module_name(path: Path) -> str:
@@ -127,7 +133,7 @@ def test_corpora_user_loads_no_gymnasium_and_no_envs() -> None:
     assert not {
         m for m in loaded if m.startswith(("wikigym.envs.", "wikigym.synth", "wikigym.eval"))
     } - {"wikigym.envs.registration"}
-    assert "wikigym.envs.tool_specs" not in loaded
+    assert not {m for m in loaded if m.startswith("wikigym.tools")}
 
 
 def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
@@ -140,14 +146,15 @@ def test_import_wikigym_registers_envs_whichever_comes_first() -> None:
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
         ).stdout
-        assert out.strip() == "['Calc-v0', 'WikiSearch-v0']", statement
+        assert out.strip() == "['Calc-v0', 'WikiSearch-v0', 'WikiSearch-v1']", statement
 
 
 def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
     from wikigym.corpora.index import ENGLISH_STOPWORDS, Hit
     from wikigym.corpora.passages import split_sentences
-    from wikigym.envs import results, wrappers
+    from wikigym.envs import wrappers
     from wikigym.eval import heuristic
+    from wikigym.tools import search
 
     assert wrappers.STOPWORDS == heuristic.STOPWORDS == frozenset(ENGLISH_STOPWORDS)
     assert split_sentences("Snow is white. 3 cats sat!\n\nA list\n") == [
@@ -155,5 +162,32 @@ def test_one_stop_word_list_one_sentence_splitter_one_hit() -> None:
         "3 cats sat!",
         "A list",
     ]
-    assert wrappers.Hit is Hit and results.Hit is Hit
+    assert wrappers.Hit is Hit and search.Hit is Hit
     assert not hasattr(wrappers, "sentences") and not hasattr(heuristic, "_SENTENCE")
+
+
+def test_the_architecture_map_gives_every_room_its_rank() -> None:
+    """docs/architecture.md's room table says what RANKS enforces (the map stays true)."""
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("## Rooms", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, float] = {}
+    for line in table.splitlines():
+        match = re.match(r"\| (\d+(?:\.\d+)?) \| ([^|]+) \|", line)
+        if match:
+            rank, rooms = float(match.group(1)), match.group(2).strip()
+            names = re.findall(r"`([a-z_]+)`", rooms) or [rooms]
+            documented.update(dict.fromkeys(names, rank))
+    assert documented == RANKS
+
+
+def test_one_module_resolves_the_cache() -> None:
+    """Only the defaults module reads the cache's environment variable."""
+    readers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == "WIKIGYM_CACHE"
+    )
+    assert readers == ["defaults.py"]

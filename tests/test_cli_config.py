@@ -104,6 +104,23 @@ def test_ci_runs_the_readme_main_job_in_a_fresh_venv() -> None:
     assert ci.index(test_cmd.strip()) < ci.index(fresh)
 
 
+def test_the_readme_python_api_runs() -> None:
+    """The README's Python example (Snapshot.open, search, page, sql, TaskSet.load) runs as
+    written, in a fresh interpreter."""
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", block], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "capital of" in out.stdout and "passages" in out.stdout
+
+
 def test_a_missing_extra_is_named_with_its_remedy() -> None:
     from wikigym.cliutil import require_extra
     from wikigym.errors import ConfigError
@@ -113,3 +130,39 @@ def test_a_missing_extra_is_named_with_its_remedy() -> None:
         ConfigError, match=r"needs the 'train' extra \(no_such_mod_x not installed\)"
     ):
         require_extra(("json", "no_such_mod_x"), "train", "wikigym train grpo")
+
+
+def test_every_command_has_examples_that_parse_and_help_shows_defaults() -> None:
+    """Each command's --help ends with examples, every example is a valid command line of
+    the real parser, and options with a default say it."""
+    import shlex
+
+    from wikigym.cli import build_parser
+    from wikigym.cli_examples import EXAMPLES
+    from wikigym.synth.cli import build_parser as synth_parser
+
+    parser = build_parser()
+    assert parser.add_examples(EXAMPLES) == []  # no command without an example
+    assert synth_parser().add_examples(EXAMPLES, path="synth") == []
+    for command, lines in EXAMPLES.items():
+        for line in lines:
+            argv = shlex.split(line)
+            assert argv[0] == "wikigym", line
+            args = parser.parse_args(argv[1:])  # raises SystemExit on a broken example
+            assert callable(args.func)
+        leaf = parser
+        for word in command.split():
+            sub = next(a for a in leaf._actions if hasattr(a, "choices") and a.choices)
+            leaf = sub.choices[word]
+        text = leaf.format_help()
+        assert "examples:\n  wikigym " in text, command
+        assert any(line.startswith(f"wikigym {command} ") for line in lines), command
+    build = parser.parse_args(["corpus", "build", "x", "--out", "y"])
+    assert build.passage_words == 100
+    text = next(a for a in parser._actions if hasattr(a, "choices") and a.choices).choices["corpus"]
+    help_text = (
+        next(a for a in text._actions if hasattr(a, "choices") and a.choices)
+        .choices["build"]
+        .format_help()
+    )
+    assert "(default: 100)" in help_text  # --passage-words

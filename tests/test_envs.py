@@ -1,10 +1,11 @@
-"""WikiSearch-v0 and Calc-v0 on a real (enwiki excerpt) snapshot: tools, errors, rewards."""
+"""WikiSearch-v1 and Calc-v0 on a real (enwiki excerpt) snapshot: tools, errors, rewards."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -12,11 +13,11 @@ from gymnasium.utils.env_checker import check_env
 
 import wikigym
 from wikigym.corpora import Snapshot
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 from wikigym.tasks.one_hop import one_hop_tasks
 from wikigym.tasks.taskset import OracleCall, RubricEntry, Task, TaskSet
+from wikigym.tools import format_tool_call
 
 
 def call(name: str, **arguments: object) -> str:
@@ -67,6 +68,36 @@ def test_check_env_wikisearch(snap: Snapshot, tasks: TaskSet) -> None:
 
 def test_check_env_calc() -> None:
     check_env(gym.make("Calc-v0").unwrapped)
+
+
+def test_a_failed_reset_leaves_the_env_usable(snap: Snapshot, tasks: TaskSet) -> None:
+    """Issue 33: a reset that raises (an unknown task id), first or mid-episode, changes
+    nothing: the env made by ``gym.make`` resets and steps on as one that never failed."""
+    actions = ["<search>anarchism</search>", "<search>city</search>", "<search>river</search>"]
+
+    def make() -> gym.Env:
+        return gym.make("WikiSearch-v1", corpus=snap, tasks=tasks, max_steps=5, python="off")
+
+    def episode(env: gym.Env) -> list[object]:
+        out: list[object] = [env.reset(seed=3)[0]]
+        out += [env.step(a)[:4] for a in actions]
+        return out
+
+    reference = episode(make())
+    env = make()
+    for _ in range(2):  # the first reset, then again
+        with pytest.raises(TaskSetError, match="no task"):
+            env.reset(seed=3, options={"task_id": "no-such-task"})
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(actions[0])  # no episode yet: the env's own error, not a checker's TypeError
+    assert episode(env) == reference
+    assert episode(env) == reference  # and every episode after
+    # Mid-episode: the episode in progress goes on, its RNG untouched.
+    obs, _ = env.reset(seed=3)
+    first = env.step(actions[0])[:4]
+    with pytest.raises(TaskSetError):
+        env.reset(seed=99, options={"task_id": "no-such-task"})
+    assert [obs, first, *(env.step(a)[:4] for a in actions[1:])] == reference
 
 
 def test_first_observation_and_info(env: WikiSearchEnv, snap: Snapshot, tasks: TaskSet) -> None:
@@ -295,7 +326,7 @@ def test_default_env_check(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    env = gym.make("WikiSearch-v0", python="off")
+    env = gym.make("WikiSearch-v1", python="off")
     check_env(env.unwrapped)
     obs, info = env.reset(seed=0)
     assert "Question:" in obs and info["task_id"]
@@ -307,7 +338,7 @@ def test_record_and_replay(snap: Snapshot, tasks: TaskSet, tmp_path: Path, capsy
 
     task_file = tasks.save(tmp_path / "tasks.jsonl")
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(snap.path), tasks=str(task_file), python="off"),
+        gym.make("WikiSearch-v1", corpus=str(snap.path), tasks=str(task_file), python="off"),
         tmp_path / "traj",
     )
     env.reset(seed=3, options={"task_id": "anarchism-lead"})
@@ -335,7 +366,7 @@ def test_record_and_replay(snap: Snapshot, tasks: TaskSet, tmp_path: Path, capsy
 def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path: Path) -> None:
     task_file = tasks.save(tmp_path / "tasks.jsonl")
     envs = gym.make_vec(
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         num_envs=4,
         vectorization_mode="sync",
         corpus=str(snap.path),
@@ -353,7 +384,7 @@ def test_vector_envs_share_one_snapshot(snap: Snapshot, tasks: TaskSet, tmp_path
 
 
 def test_python_tool_runs_in_sandbox(snap: Snapshot, tasks: TaskSet) -> None:
-    from wikigym.envs.sandbox import PythonSandbox
+    from wikigym.sandbox.sandbox import PythonSandbox
 
     ok, reason = PythonSandbox.available()
     if not ok:
@@ -372,14 +403,13 @@ def test_step_outputs_are_the_structure_of_the_observation(
     env: WikiSearchEnv, snap: Snapshot
 ) -> None:
     """Wrappers and agents read ``env.last_outputs``; the observation is its rendering."""
-    from wikigym.envs.render import render
-    from wikigym.envs.results import (
-        ActionErrorOutput,
-        FindOutput,
-        NoticeOutput,
-        PageOutput,
-        SearchOutput,
-    )
+    from wikigym.envs.results import ActionErrorOutput, NoticeOutput
+    from wikigym.tools.find import FindOutput
+    from wikigym.tools.open import PageOutput
+    from wikigym.tools.search import SearchOutput
+
+    def render(out: Any) -> str:
+        return out.render()
 
     env.reset(seed=0)
     assert env.last_outputs == ()
@@ -413,24 +443,24 @@ def test_missing_tasks_file_is_a_typed_error(snap: Snapshot, tmp_path: Path) -> 
         with pytest.raises(
             TaskSetError, match=r"nothere\.jsonl.*is not a TaskSet file.*tasks=FILE"
         ):
-            gym.make("WikiSearch-v0", corpus=corpus, tasks=missing)
+            gym.make("WikiSearch-v1", corpus=corpus, tasks=missing)
 
 
 def test_corpus_that_is_not_a_snapshot_is_a_typed_error(tasks: TaskSet, tmp_path: Path) -> None:
     from wikigym.errors import SnapshotError
 
     with pytest.raises(SnapshotError, match=r"nosnap.*not a snapshot directory.*corpus build"):
-        gym.make("WikiSearch-v0", corpus=tmp_path / "nosnap", tasks=tasks)
+        gym.make("WikiSearch-v1", corpus=tmp_path / "nosnap", tasks=tasks)
     (tmp_path / "empty").mkdir()
     with pytest.raises(SnapshotError, match=r"empty is not a wikigym snapshot.*corpus build"):
-        gym.make("WikiSearch-v0", corpus=tmp_path / "empty", tasks=tasks)
+        gym.make("WikiSearch-v1", corpus=tmp_path / "empty", tasks=tasks)
 
 
 def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:
     """Task sources place oracle citations by tasks.layout; open must show exactly that."""
-    from wikigym.envs.tool_specs import OpenArgs
-    from wikigym.envs.tools import ToolBox, ToolConfig
     from wikigym.tasks.layout import page_blocks, paginate
+    from wikigym.tools import ToolBox, ToolConfig, run_tool
+    from wikigym.tools.open import OpenArgs
 
     box = ToolBox(snap, config=ToolConfig(page_chars=1500))
     titles = snap.sql("SELECT title FROM articles ORDER BY doc_id LIMIT 40").column(0).to_pylist()
@@ -441,9 +471,11 @@ def test_page_layout_is_what_open_shows(snap: Snapshot) -> None:
         parts = paginate(page_blocks(page, page.sections), 1500)
         multi += len(parts) > 1
         for n, part in enumerate(parts, 1):
-            shown = box.open(OpenArgs(page=title, part=n))
+            shown = run_tool(box, "open", OpenArgs(page=title, part=n))
             assert shown.error is None
             assert shown.seen[1:] == tuple(b.ref for b in part)
             assert "\n".join(b.render() for b in part) in shown.text
-        assert box.open(OpenArgs(page=title, part=len(parts) + 1)).error == "invalid_part"
+        assert (
+            run_tool(box, "open", OpenArgs(page=title, part=len(parts) + 1)).error == "invalid_part"
+        )
     assert multi > 5

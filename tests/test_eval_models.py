@@ -16,13 +16,13 @@ import pytest
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.replay import replay
-from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.eval.factory import make_agent
 from wikigym.eval.openai_agent import OpenAIAgent
 from wikigym.eval.report import write_report
 from wikigym.eval.runner import run_eval
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import openai_tools_schema
 
 
 @pytest.fixture(scope="module")

@@ -199,7 +199,8 @@ def test_episode_choice_and_bad_inputs(world: tuple[Path, Path, TaskSet], tmp_pa
     with pytest.raises(EvalError, match="not a snapshot directory"):
         run_eval(OracleAgent(), tasks_file, tmp_path, agent_name="oracle", corpus=tmp_path / "x")
     args = parse(["--tasks", "t.jsonl", "--agent", "heuristic"])
-    assert args.max_steps == 12 and args.seed == 0 and args.episodes is None
+    # None: 12, or the reference agent's budget for --agent reference (resolved by cmd_eval).
+    assert args.max_steps is None and args.seed == 0 and args.episodes is None
 
 
 def test_synth_levels_calibrated(world: tuple[Path, Path, TaskSet], tmp_path: Path) -> None:

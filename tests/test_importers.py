@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from wikigym.corpora import Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TaskSetError
 from wikigym.tasks import cli as tasks_cli
@@ -22,6 +21,7 @@ from wikigym.tasks.importers import (
     import_nq_open,
 )
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import format_tool_call
 
 HOTPOT = "qa/hotpotqa-distractor-300.jsonl"
 
@@ -517,7 +517,7 @@ def test_tasks_for_another_snapshot_are_refused_up_front(
 
     ids = (world.snapshot_id, enwiki_snapshot.snapshot_id)
     with pytest.raises(TaskSetError, match=rf"{ids[0]} \(300 of 300 tasks.*{ids[1]}"):
-        gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(closed))
+        gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), tasks=str(closed))
     status, _, err = main_cli(
         ["eval", "--tasks", str(closed), "--corpus", str(enwiki_snapshot.path), "--agent",
          "oracle", "--report", str(tmp_path / "rep"), "--quiet"], capsys,
@@ -533,7 +533,7 @@ def test_tasks_for_another_snapshot_are_refused_up_front(
 
     # replay: the same check refuses a trajectory pointed at another corpus
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(world.path), tasks=str(closed), python="off"),
+        gym.make("WikiSearch-v1", corpus=str(world.path), tasks=str(closed), python="off"),
         tmp_path / "traj",
     )
     task = TaskSet.load(closed)[0]

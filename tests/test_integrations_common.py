@@ -25,7 +25,7 @@ def test_plain_turns_mappings_and_sequences_into_dicts_and_lists() -> None:
 
 def test_env_kwargs_checks_names() -> None:
     assert env_kwargs("Calc-v0", {"level": 1, "corpus": None}) == {"level": 1}
-    assert env_kwargs("WikiSearch-v0", {"corpus": None, "max_steps": 3}) == {
+    assert env_kwargs("WikiSearch-v1", {"corpus": None, "max_steps": 3}) == {
         "corpus": None,
         "max_steps": 3,
     }
@@ -36,9 +36,9 @@ def test_env_kwargs_checks_names() -> None:
 
 
 def test_rows_are_deterministic_and_reset_to_their_prompt(tmp_path: Path) -> None:
-    env = make_env("WikiSearch-v0", python="off")
+    env = make_env("WikiSearch-v1", python="off")
     rows = episode_rows(env, n=3, seed=5)
-    assert rows == episode_rows(make_env("WikiSearch-v0", python="off"), n=3, seed=5)
+    assert rows == episode_rows(make_env("WikiSearch-v1", python="off"), n=3, seed=5)
     assert [r.seed for r in rows] == [5, 6, 7]
     for row in rows:
         obs, info = env.reset(seed=row.seed, options={"task_id": row.task_id})

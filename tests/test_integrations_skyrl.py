@@ -16,7 +16,7 @@ omegaconf = need("omegaconf")
 from wikigym.integrations.common import IntegrationConfigError  # noqa: E402
 from wikigym.integrations.skyrl import ENV_CLASS, skyrl_dataset  # noqa: E402
 
-ENV_CONFIG = {"env_id": "WikiSearch-v0", "python": "off", "max_steps": 12}
+ENV_CONFIG = {"env_id": "WikiSearch-v1", "python": "off", "max_steps": 12}
 
 
 def prompt_dataset_rows(path: Path) -> list[tuple[list, str, dict[str, Any]]]:
@@ -53,7 +53,7 @@ def test_dataset_has_the_generator_columns(rows) -> None:
 
 
 def test_oracle_episode_scores_one_and_wrong_answer_zero(rows) -> None:
-    tasks = gym.make("WikiSearch-v0", python="off").unwrapped.tasks
+    tasks = gym.make("WikiSearch-v1", python="off").unwrapped.tasks
     for prompt, _, extras in rows:
         env = make(extras)
         history, meta = env.init(prompt)
@@ -66,6 +66,7 @@ def test_oracle_episode_scores_one_and_wrong_answer_zero(rows) -> None:
         assert last["done"] and last["reward"] == 1.0 and last["observations"] == []
         assert last["metadata"]["task_id"] == extras["task_id"]
         assert env.get_metrics()["reward/outcome"] == 1.0
+        assert env.get_metrics()["masked"] == 0.0
         env.close()
     env = make(rows[0][2])
     env.init(rows[0][0])
@@ -73,13 +74,30 @@ def test_oracle_episode_scores_one_and_wrong_answer_zero(rows) -> None:
     assert out["done"] and out["reward"] == 0.0
 
 
-def test_max_turns_ends_a_masked_episode(rows) -> None:
+def test_budget_spent_is_a_masked_episode(rows) -> None:
     prompt, _, extras = rows[1]
-    env = skyrl_gym.make(ENV_CLASS, env_config=ENV_CONFIG, extras={**extras, "max_turns": 2})
+    config = {**ENV_CONFIG, "max_steps": 2}
+    env = skyrl_gym.make(ENV_CLASS, env_config=config, extras={**extras, "max_turns": 2})
     env.init(prompt)
     assert not env.step("<search>zzqx</search>")["done"]
+    assert env.get_metrics()["masked"] == 1.0  # not ended yet: would leave the loss if cut
     out = env.step("<search>zzqx</search>")
     assert out["done"] and out["reward"] == 0.0 and out["metadata"]["mask"]
+    assert env.get_metrics()["masked"] == 1.0
+
+
+def test_max_turns_below_the_budget_and_foreign_rows_are_refused(rows, tmp_path) -> None:
+    prompt, _, extras = rows[1]
+    with pytest.raises(IntegrationConfigError, match="max_turns=2 is below the env's step budget"):
+        skyrl_gym.make(ENV_CLASS, env_config=ENV_CONFIG, extras={**extras, "max_turns": 2})
+    with pytest.raises(IntegrationConfigError, match="no config"):
+        skyrl_gym.make(ENV_CLASS, env_config=None, extras=extras)
+    # A row written for the default world, given to an env over another TaskSet.
+    other = skyrl_dataset(tmp_path / "calc.parquet", n=1, **{**ENV_CONFIG, "max_steps": 3})
+    (row,) = prompt_dataset_rows(other)
+    foreign = {**row[2], "extra_info": {**row[2]["extra_info"], "taskset_id": "f" * 64}}
+    with pytest.raises(IntegrationConfigError, match="written for taskset_id ffffffffffff"):
+        skyrl_gym.make(ENV_CLASS, env_config=ENV_CONFIG, extras=foreign)
 
 
 def test_calc_and_empty_prompt() -> None:

@@ -127,4 +127,7 @@ def test_zero_facts_are_reported(shared_data: Path, tmp_path: Path) -> None:
     shutil.copy(shared_data / "wiki/wikitext/Keilwelle.txt", folder / "Keilwelle.txt")
     report = build_snapshot([open_build_source(folder)], tmp_path / "s", progress=False)
     assert report.facts == 0
-    assert "pages: 0 facts: no infobox was recognised in 1 articles" in report.summary()
+    summary = report.summary()
+    # It says which sources would type facts (the vocabularies, else Wikidata by sitelink).
+    assert "pages: 0 typed facts (0 untyped): no infobox key, category or lead" in summary
+    assert "--facts" in summary

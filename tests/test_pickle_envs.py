@@ -16,8 +16,8 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import BuildConfig, Snapshot, build_snapshot, open_build_source
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import SnapshotError, SnapshotMismatchError
+from wikigym.tools import format_tool_call
 
 PICKLERS = [pytest.param(pickle, id="pickle"), pytest.param(cloudpickle, id="cloudpickle")]
 
@@ -50,7 +50,7 @@ def spawned_episodes(payload: bytes, seeds: list[int], queue: Any) -> None:
 
 @pytest.fixture(scope="module")
 def world_env() -> gym.Env:
-    return gym.make("WikiSearch-v0")  # default kwargs: python sandbox included
+    return gym.make("WikiSearch-v1")  # default kwargs: python sandbox included
 
 
 @pytest.mark.parametrize("mod", PICKLERS)

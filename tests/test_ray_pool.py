@@ -13,9 +13,9 @@ import pytest
 import ray_support
 from integration_support import need
 from openai_stub import StubServer
-from ray_support import WRONG, OraclePolicy, small_world
+from ray_support import WRONG, DiesOnce, OraclePolicy, small_world
 
-from wikigym.errors import SnapshotError, SnapshotMismatchError
+from wikigym.errors import RolloutError, SnapshotError, SnapshotMismatchError
 from wikigym.integrations.common import IntegrationConfigError
 from wikigym.tasks.taskset import TaskSet
 
@@ -116,6 +116,41 @@ def test_an_actor_on_another_snapshot_is_refused(world, local_ray, tmp_path: Pat
 def test_too_few_cpus_is_a_clear_error_not_a_hang(world, pool: RolloutPool) -> None:
     with pytest.raises(IntegrationConfigError, match="did not start within 3 s"):
         RolloutPool(1, num_cpus=3, start_timeout_s=3, **world)
+    # More than the cluster has in all: refused at once, before any waiting.
+    with pytest.raises(IntegrationConfigError, match="need 8 CPUs; the Ray cluster has 4 in all"):
+        RolloutPool(4, num_cpus=2, start_timeout_s=3600, **world)
+
+
+def test_pool_survives_an_actor_killed_mid_run(world, local_ray, tmp_path: Path) -> None:
+    tasks = TaskSet.load(world["tasks"])
+    oracle = OraclePolicy(world["tasks"])
+    serial = run_serial(oracle, episodes=24, seed=1, **world)
+    # The actor running task 5's first episode dies there (its process exits).
+    dies = DiesOnce(oracle, tasks[5].task_id, str(tmp_path / "died"), delay_s=0.01)
+    with RolloutPool(2, chunk=3, **world) as p:
+        first = {w["pid"] for w in p.workers}
+        out = p.run(dies, episodes=24, seed=1)
+        assert (tmp_path / "died").exists() and p.restarts == 1
+        assert len({w["pid"] for w in p.workers} - first) == 1  # one new actor process
+        assert out == serial  # every episode, each equal to the serial run's
+        # An external kill (a lost node) between runs: the next run replaces the actor.
+        ray.kill(p.actors[0], no_restart=True)
+        assert p.run(oracle, episodes=6, seed=1) == serial[:6] and p.restarts == 2
+
+
+def test_pool_gives_up_after_max_restarts_keeping_finished_episodes(world, local_ray) -> None:
+    def always_dies(turn):
+        if turn.info["task_id"] == first_task and len(turn.messages) == 1:
+            import os
+
+            os._exit(1)
+        return WRONG
+
+    first_task = TaskSet.load(world["tasks"])[4].task_id
+    pool = RolloutPool(1, chunk=2, max_restarts=1, **world)
+    with pool, pytest.raises(RolloutError, match="died 2 times") as info:
+        pool.run(always_dies, episodes=8)
+    assert sorted(info.value.trajectories) == [0, 1, 2, 3]  # the chunks before task 4
 
 
 def test_service_feeds_a_trainer_loop_with_staleness_bound(world, pool: RolloutPool) -> None:
@@ -176,3 +211,14 @@ def test_service_hands_a_worker_error_to_the_trainer(world, pool: RolloutPool) -
         pytest.raises(Exception, match="expected str"),
     ):
         service.take(1, timeout_s=60)
+
+
+def test_service_survives_an_actor_killed_mid_run(world, local_ray, tmp_path: Path) -> None:
+    tasks = TaskSet.load(world["tasks"])
+    oracle = OraclePolicy(world["tasks"])
+    dies = DiesOnce(oracle, tasks[2].task_id, str(tmp_path / "died"))
+    with RolloutPool(2, **world) as p:
+        with RolloutService(p, dies, ReplayBuffer(capacity=8), seed=0) as service:
+            got = [t for _ in range(2) for t in service.take(6, timeout_s=120).trajectories]
+        assert (tmp_path / "died").exists() and p.restarts == 1
+    assert got == run_serial(oracle, episodes=12, seed=0, **world)

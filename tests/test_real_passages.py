@@ -49,6 +49,7 @@ def test_dpr_every_passage_searchable_with_its_id(
             "passages": 1000,
             "source_passages": 1000,
             "facts": 0,
+            "typed_facts": {},
             "dropped": {},
         }
     ]

@@ -19,9 +19,10 @@ from wikigym.cli import main as cli
 from wikigym.corpora import Snapshot
 from wikigym.envs import trajectory_file
 from wikigym.envs.replay import RecordTrajectory, load_trajectory, replay
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import TrajectoryError
+from wikigym.sandbox import SandboxLimits
 from wikigym.tasks.one_hop import one_hop_tasks
+from wikigym.tools import format_tool_call
 
 
 def call(name: str, **arguments: object) -> str:
@@ -39,7 +40,7 @@ def record(
 ) -> Path:
     """Record one episode of ``actions`` (the last one must end it)."""
     env = RecordTrajectory(
-        gym.make("WikiSearch-v0", corpus=str(snap.path), tasks=str(task_file), **kwargs), folder
+        gym.make("WikiSearch-v1", corpus=str(snap.path), tasks=str(task_file), **kwargs), folder
     )
     env.reset(seed=7, options={"task_id": env.unwrapped.tasks[0].task_id})  # type: ignore[attr-defined]
     done = False
@@ -91,7 +92,7 @@ def test_good_trajectory_replays(good: Path, capsys: pytest.CaptureFixture[str])
     assert cli(["replay", str(good)]) == 0
     assert "2 steps replayed identically" in capsys.readouterr().out
     header, *steps = load_trajectory(good)
-    assert header["env_id"] == "WikiSearch-v0" and len(steps) == 2
+    assert header["env_id"] == "WikiSearch-v1" and len(steps) == 2
 
 
 # ---- the env a file asks for ---------------------------------------------------------------
@@ -103,12 +104,12 @@ def test_env_id_cannot_import_a_module(
     module.parent.mkdir()
     module.write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(module.parent))
-    for env_id in ("wikigym_attack_mod:WikiSearch-v0", "wikigym_attack_mod/WikiSearch-v0"):
+    for env_id in ("wikigym_attack_mod:WikiSearch-v1", "wikigym_attack_mod/WikiSearch-v1"):
         path = edited(good, tmp_path, env_id=env_id)
         with pytest.raises(TrajectoryError, match="not replayable"):
             replay(path)
         err = one_line_failure(path, capsys)
-        assert "WikiSearch-v0" in err
+        assert "WikiSearch-v1" in err
     assert not marker.exists() and "wikigym_attack_mod" not in sys.modules
     # the module is importable: without the allow-list gym.make would have run it
     path = edited(good, tmp_path, env_id="Calc-v0")
@@ -142,6 +143,51 @@ def test_unsafe_python_needs_trust(
     assert replay(mine, trust=True) == (2, None)
     capsys.readouterr()
     assert cli(["replay", str(mine), "--trust"]) == 0
+
+
+def test_a_file_cannot_raise_the_sandbox_limits_of_its_replay(
+    enwiki_snapshot: Snapshot,
+    task_file: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 33: the replayer's limits (the defaults, or --sandbox-limits) are ceilings; a
+    file may ask for less, never more, unless --trust."""
+    actions = [call("python", code="print(6 * 7)"), call("answer", text="42", citations=[])]
+    mine = record(
+        enwiki_snapshot, task_file, tmp_path / "mine", actions, sandbox={"wall_seconds": 5}
+    )
+    assert replay(mine) == (2, None)  # less than the defaults: replayed as recorded
+    lines = lines_of(mine)
+    lines[0]["env_kwargs"]["sandbox"] = {"wall_seconds": 86_400.0, "max_file_bytes": 1 << 30}
+    hostile = write(tmp_path / "hostile.jsonl", lines)
+    with pytest.raises(TrajectoryError, match=r"wall_seconds=86400, above this replay's 10"):
+        replay(hostile)
+    err = one_line_failure(hostile, capsys)
+    assert "--sandbox-limits" in err and "--trust" in err
+    # No sandbox limit given by the file means the defaults: above a lower ceiling too.
+    with pytest.raises(TrajectoryError, match=r"cpu_seconds=5, above this replay's 1"):
+        replay(mine, sandbox_limits={"cpu_seconds": 1})
+    assert "cpu_seconds=5" in one_line_failure(
+        mine, capsys, "--sandbox-limits", '{"cpu_seconds": 1}'
+    )
+    # Every field is capped, each by its own ceiling.
+    for name, value in SandboxLimits().to_dict().items():
+        lines[0]["env_kwargs"]["sandbox"] = {name: value * 2}
+        path = write(tmp_path / f"{name}.jsonl", lines)
+        with pytest.raises(TrajectoryError, match=f"{name}="):
+            replay(path)
+        assert replay(path, sandbox_limits={name: value * 2}) == (2, None)
+    # The replayer may raise its ceilings, or trust a file it made.
+    ceiling = '{"wall_seconds": 86400, "max_file_bytes": 1073741824}'
+    capsys.readouterr()
+    assert cli(["replay", str(hostile), "--sandbox-limits", ceiling]) == 0
+    assert replay(hostile, trust=True) == (2, None)
+    # A bad ceiling is one line too.
+    assert "JSON object" in one_line_failure(hostile, capsys, "--sandbox-limits", "{wall")
+    assert "unknown sandbox limit" in one_line_failure(
+        hostile, capsys, "--sandbox-limits", '{"wall": 1}'
+    )
 
 
 @pytest.mark.parametrize(
@@ -308,7 +354,7 @@ def test_huge_lines_and_files_are_refused(
 
 def test_cli_flag_reaches_replay_in_a_subprocess(good: Path, tmp_path: Path) -> None:
     """The real command line: a hostile file gives exit 1 and one line, no traceback."""
-    path = edited(good, tmp_path, env_id="os:WikiSearch-v0")
+    path = edited(good, tmp_path, env_id="os:WikiSearch-v1")
     proc = subprocess.run(
         [sys.executable, "-m", "wikigym", "replay", str(path), "--trust"],
         capture_output=True,
@@ -323,6 +369,6 @@ def test_cli_flag_reaches_replay_in_a_subprocess(good: Path, tmp_path: Path) -> 
 def test_recorder_refuses_an_id_replay_would_refuse(
     enwiki_snapshot: Snapshot, task_file: Path, tmp_path: Path
 ) -> None:
-    env = gym.make("WikiSearch-v0", corpus=str(enwiki_snapshot.path), tasks=str(task_file))
+    env = gym.make("WikiSearch-v1", corpus=str(enwiki_snapshot.path), tasks=str(task_file))
     with pytest.raises(TrajectoryError, match="cannot be replayed"):
-        RecordTrajectory(env, tmp_path, env_id="mymodule:WikiSearch-v0")
+        RecordTrajectory(env, tmp_path, env_id="mymodule:WikiSearch-v1")

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits, SandboxResult
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits, SandboxResult
 
 AVAILABLE, REASON = PythonSandbox.available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"namespaces unavailable: {REASON}")

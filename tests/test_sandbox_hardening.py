@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,12 +17,12 @@ import pytest
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.corpora import Snapshot
-from wikigym.envs.cgroups import find_parent, remove_stale
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
-from wikigym.envs.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import SandboxLimitsError
+from wikigym.sandbox.cgroups import find_parent, remove_stale
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.seccomp import BLOCKED_SYSCALLS, namespace_filter, syscall_numbers
+from wikigym.tools import format_tool_call
 
 AVAILABLE, REASON = PythonSandbox.available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"namespaces unavailable: {REASON}")
@@ -114,69 +116,209 @@ def _system_python() -> str | None:
     return None
 
 
-# Loads wikigym/envs/sandbox.py (and what it imports from wikigym) without the package's
+# Loads wikigym/sandbox/sandbox.py (and what it imports from wikigym) without the package's
 # __init__, which needs gymnasium, absent from the system interpreter.
 USERNS_RUNNER = r"""
 import json, sys, types
 repo, code = sys.argv[1], sys.stdin.read()
-for name, sub in (("wikigym", ""), ("wikigym.envs", "/envs")):
+for name, sub in (("wikigym", ""), ("wikigym.sandbox", "/sandbox")):
     module = types.ModuleType(name)
     module.__path__ = [repo + "/wikigym" + sub]
     sys.modules[name] = module
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
+from wikigym.sandbox.sandbox import PythonSandbox, SandboxLimits
 usable, reason = PythonSandbox.available()
-sandbox = PythonSandbox(SandboxLimits(wall_seconds=20, max_processes=4, memory_mb=512))
+sandbox = PythonSandbox(SandboxLimits(wall_seconds=20, max_processes=4, memory_mb=512,
+                                      max_output_bytes=1 << 20))
 result = sandbox.run(code) if usable else None
 print(json.dumps({"usable": usable, "reason": reason, "uid": __import__("os").getuid(),
                   "result": None if result is None else result.__dict__}))
 """
 
+# CI sets it: a sandbox test that cannot run as a non-root uid fails instead of skipping.
+REQUIRE_UNPRIVILEGED = os.environ.get("WIKIGYM_REQUIRE_UNPRIVILEGED_SANDBOX") == "1"
+UNPRIVILEGED_UID = 65534  # nobody
 
-def run_as_unprivileged_user(code: str) -> dict[str, object]:
-    """Run `code` in a sandbox made by an unprivileged user (bwrap's user-namespace mode)."""
-    if os.geteuid() != 0:
-        pytest.skip("switching to an unprivileged uid needs root")
+
+def _skip_unprivileged(reason: str) -> None:
+    if REQUIRE_UNPRIVILEGED:
+        pytest.fail(f"WIKIGYM_REQUIRE_UNPRIVILEGED_SANDBOX=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def readable_tree() -> Iterator[Path]:
+    """A copy of the package that the unprivileged uid can read (the checkout may sit under a
+    private /root, as in CI), in a folder of its own."""
+    folder = Path(tempfile.mkdtemp(prefix="wikigym-unpriv-", dir="/tmp"))
+    try:
+        shutil.copytree(
+            REPO / "wikigym", folder / "wikigym", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_as_unprivileged_user(
+    code: str,
+    tree: Path,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str = "/",
+    pass_fds: tuple[int, ...] = (),
+) -> dict[str, object]:
+    """Run `code` in a sandbox made by an unprivileged user (bwrap's user-namespace mode), from
+    the package copy `tree`; `env`, `cwd` and `pass_fds` are that user's process's."""
+    # Root switches to `nobody`; any other user already is an unprivileged caller.
+    switch = os.geteuid() == 0
+    as_user = UNPRIVILEGED_UID if switch else os.geteuid()
     python = _system_python()
     if python is None or shutil.which("bwrap") is None:
-        pytest.skip("no system python >= 3.10 or no bwrap for an unprivileged user")
+        _skip_unprivileged("no system python >= 3.10 or no bwrap for an unprivileged user")
+    assert python is not None
     out = subprocess.run(
-        [python, "-S", "-c", USERNS_RUNNER, str(REPO)],
+        [python, "-S", "-c", USERNS_RUNNER, str(tree)],
         input=code,
         capture_output=True,
         text=True,
         timeout=120,
-        user=65534,
-        group=65534,
-        extra_groups=[],
-        cwd="/",
-        env={"PATH": "/usr/bin:/bin"},
+        user=as_user if switch else None,
+        group=as_user if switch else None,
+        extra_groups=[] if switch else None,
+        cwd=cwd,
+        env=env if env is not None else {"PATH": "/usr/bin:/bin"},
+        pass_fds=pass_fds,
         check=False,
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     if not report["usable"]:
-        pytest.skip(f"an unprivileged user cannot make namespaces here: {report['reason']}")
-    assert report["uid"] == 65534 and "user namespace" in str(report["reason"])
+        _skip_unprivileged(f"an unprivileged user cannot make namespaces here: {report['reason']}")
+    assert report["uid"] == as_user and "user namespace" in str(report["reason"])
     return report
 
 
+# Model code that looks everywhere a caller's secret could show through: every process's
+# environment and command line, working directory and root (listed), every open descriptor
+# (named, and read when it is a file). It prints what it found as JSON.
+SNOOP = r"""
+import json, os, stat
+found = {}
+def read(path, limit=4096):
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", "replace")
+    except OSError as exc:
+        return f"<errno {exc.errno}>"
+for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
+    base = f"/proc/{pid}"
+    entry = {"environ": read(f"{base}/environ"), "cmdline": read(f"{base}/cmdline", 400)}
+    for link in ("cwd", "root", "exe"):
+        try:
+            entry[link] = os.readlink(f"{base}/{link}")
+            if link != "exe":
+                entry[link + "_list"] = sorted(os.listdir(f"{base}/{link}"))
+        except OSError as exc:
+            entry[link] = f"<errno {exc.errno}>"
+    fds = {}
+    try:
+        names = os.listdir(f"{base}/fd")
+    except OSError as exc:
+        names = []
+        fds["*"] = f"<errno {exc.errno}>"
+    for fd in names:
+        try:
+            target = os.readlink(f"{base}/fd/{fd}")
+            fds[fd] = target
+            if stat.S_ISREG(os.stat(f"{base}/fd/{fd}").st_mode):
+                fds[fd] += " = " + read(f"{base}/fd/{fd}")
+        except OSError as exc:
+            fds[fd] = f"<errno {exc.errno}>"
+    entry["fds"] = fds
+    found[pid] = entry
+found["self_environ"] = dict(os.environ)
+print(json.dumps(found))
+"""
+
+
+def test_unprivileged_caller_environment_files_and_descriptors_are_out_of_reach(
+    readable_tree: Path,
+) -> None:
+    """Issue 33: in the user-namespace mode bwrap is the sandbox's pid 1, of the code's uid; it
+    must hold nothing of its caller: environment, working directory, descriptors, paths."""
+    env_secret, file_secret = "sk-env-canary-8f3a1c", "file-canary-5d92e7"
+    (readable_tree / "secret.txt").write_text(file_secret)
+    (readable_tree / "secret.txt").chmod(0o644)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "OPENAI_API_KEY": env_secret,
+        "WIKIGYM_TEST_TOKEN": env_secret,
+        "PYTHONPATH": str(readable_tree),
+    }
+    secret_fd = os.open(readable_tree / "secret.txt", os.O_RDONLY)  # inherited by the caller
+    try:
+        report = run_as_unprivileged_user(
+            SNOOP, readable_tree, env=env, cwd=str(readable_tree), pass_fds=(secret_fd,)
+        )
+    finally:
+        os.close(secret_fd)
+    result = report["result"]
+    assert isinstance(result, dict) and result["error"] is None, result
+    stdout = str(result["stdout"])
+    for secret in (env_secret, file_secret, "secret.txt", str(readable_tree), str(REPO)):
+        assert secret not in stdout, f"{secret!r} reached the sandbox: {stdout[:2000]}"
+    found = json.loads(stdout)
+    # The probe did reach bwrap (pid 1): what it shows is the sandbox's own allow-list.
+    bwrap = found["1"]
+    assert "HOME=/tmp" in bwrap["environ"] and "OPENAI_API_KEY" not in bwrap["environ"]
+    assert bwrap["cwd"] == "/tmp" and bwrap["root"] == "/"
+    assert "--ro-bind" not in bwrap["cmdline"]  # its options, host paths among them, are hidden
+    allowed = {"PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONSAFEPATH", "PYTHONIOENCODING"}
+    allowed |= {"HOME", "LANG", "PATH", "PWD", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"}
+    assert set(found["self_environ"]) <= allowed | {"MKL_NUM_THREADS", "LC_CTYPE"}
+    for pid, entry in found.items():
+        if pid == "self_environ":
+            continue
+        names = {line.split("=", 1)[0] for line in entry["environ"].split("\0") if "=" in line}
+        assert names <= allowed | {"MKL_NUM_THREADS"}, (pid, names)
+        for fd, target in entry["fds"].items():
+            assert not target.startswith("/") or target.startswith("/dev/"), (pid, fd, target)
+
+
 @needs_sandbox
-def test_nested_namespaces_are_refused_in_user_namespace_mode() -> None:
-    report = run_as_unprivileged_user(escapes_code())
+def test_caller_is_out_of_reach_in_this_process_mode(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The same probe in this process's own mode (root here: bwrap's options, host paths
+    among them, were readable in /proc/1/cmdline by any uid)."""
+    monkeypatch.setenv("WIKIGYM_TEST_TOKEN", "sk-env-canary-31f0")
+    monkeypatch.chdir(tmp_path)
+    result = PythonSandbox(SandboxLimits(wall_seconds=20, max_output_bytes=1 << 20)).run(SNOOP)
+    assert result.error is None, result.stderr
+    for secret in ("sk-env-canary-31f0", str(tmp_path), str(REPO)):
+        assert secret not in result.stdout
+    assert "--ro-bind" not in json.loads(result.stdout)["1"]["cmdline"]
+
+
+@needs_sandbox
+def test_nested_namespaces_are_refused_in_user_namespace_mode(readable_tree: Path) -> None:
+    report = run_as_unprivileged_user(escapes_code(), readable_tree)
     result = report["result"]
     assert isinstance(result, dict) and result["error"] is None, result
     check_escapes_failed(str(result["stdout"]))
 
 
 @needs_sandbox
-def test_process_cap_in_user_namespace_mode_counts_only_the_sandbox() -> None:
+def test_process_cap_in_user_namespace_mode_counts_only_the_sandbox(readable_tree: Path) -> None:
     """RLIMIT_NPROC in a user namespace: the code gets exactly the processes the plan says."""
     code = (
         "import os, time\nn = 0\nwhile n < 50:\n    try:\n        pid = os.fork()\n"
         "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(5)\n"
         "        os._exit(0)\n    n += 1\nprint(n)\n"
     )
-    report = run_as_unprivileged_user(code)
+    report = run_as_unprivileged_user(code, readable_tree)
     result = report["result"]
     assert isinstance(result, dict) and result["error"] is None, result
     if result["limit_mode"] == "per-process":  # 4 processes of 128 MiB: the parent + 3
@@ -394,19 +536,19 @@ def test_limits_from_values() -> None:
 
 def test_env_takes_limits_from_kwargs(enwiki_snapshot: Snapshot) -> None:
     corpus = str(enwiki_snapshot.path)
-    env = gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
+    env = gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_seconds": 2, "memory_mb": 256})
     base = env.unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits == SandboxLimits(cpu_seconds=2, memory_mb=256)
     assert base.spec_kwargs["sandbox"] == SandboxLimits(cpu_seconds=2, memory_mb=256).to_dict()
     limits = SandboxLimits(max_output_bytes=100)
-    base = gym.make("WikiSearch-v0", corpus=corpus, sandbox=limits).unwrapped
+    base = gym.make("WikiSearch-v1", corpus=corpus, sandbox=limits).unwrapped
     assert isinstance(base, WikiSearchEnv) and base.toolbox.sandbox is not None
     assert base.toolbox.sandbox.limits is limits
     with pytest.raises(SandboxLimitsError, match="memory_mb"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"memory_mb": -1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"memory_mb": -1})
     with pytest.raises(SandboxLimitsError, match="cpu_secs"):
-        gym.make("WikiSearch-v0", corpus=corpus, sandbox={"cpu_secs": 1})
+        gym.make("WikiSearch-v1", corpus=corpus, sandbox={"cpu_secs": 1})
 
 
 @needs_sandbox
@@ -415,7 +557,7 @@ def test_replay_reproduces_the_limits(enwiki_snapshot: Snapshot, tmp_path: Path)
 
     env = RecordTrajectory(
         gym.make(
-            "WikiSearch-v0",
+            "WikiSearch-v1",
             corpus=str(enwiki_snapshot.path),
             max_steps=2,
             sandbox={"max_output_bytes": 1000},

@@ -49,14 +49,14 @@ def tasks(paths):
 
 def config(paths, **kw: Any) -> ServeConfig:
     corpus, tasks = paths
-    kwargs = {"WikiSearch-v0": {"python": "off"}}
+    kwargs = {"WikiSearch-v1": {"python": "off"}}
     return ServeConfig(corpus=corpus, tasks=tasks, env_kwargs=kwargs, **kw)
 
 
-def in_process(paths, task_id: str | None, seed: int, actions: list[str], env_id="WikiSearch-v0"):
+def in_process(paths, task_id: str | None, seed: int, actions: list[str], env_id="WikiSearch-v1"):
     """The transcript an in-process env gives (through the env recipe)."""
     corpus, tasks = paths
-    kw = {"corpus": corpus, "tasks": tasks, "python": "off"} if env_id == "WikiSearch-v0" else {}
+    kw = {"corpus": corpus, "tasks": tasks, "python": "off"} if env_id == "WikiSearch-v1" else {}
     env = make_env(env_spec(env_id, **kw))
     options = {"task_id": task_id} if task_id else None
     obs, info = env.reset(seed=seed, options=options)
@@ -354,8 +354,10 @@ def test_sigterm_shuts_down_gracefully(paths) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0, err
+    # Drained, then ended as every long command ends on SIGTERM: 143 and one line.
+    assert proc.returncode == 128 + signal.SIGTERM, err
     assert "stopped" in out and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "wikigym: terminated (SIGTERM)"
 
 
 def test_cli_mistakes_are_one_line(paths, tmp_path) -> None:
@@ -389,3 +391,133 @@ def test_websocket_sessions_are_never_compressed(paths) -> None:
             assert reply["type"] == "error" and reply["data"]["code"] == "INVALID_JSON"
             ws.send(json.dumps({"type": "step", "data": {"message": "<search>city</search>"}}))
             assert json.loads(ws.recv(timeout=30))["type"] == "observation"  # still served
+
+
+def test_openenv_validator_passes(paths) -> None:
+    """OpenEnv's own runtime validator (``openenv validate``'s checks of a running server)."""
+    from openenv.cli._validation import validate_running_environment
+
+    with serve_in_thread(config(paths)) as (url, _):
+        report = validate_running_environment(url, timeout_s=30)
+    assert report["passed"], [c for c in report["criteria"] if not c["passed"]]
+    assert report["mode"] == "simulation" and report["standard_profile"] == "openenv-http/1.x"
+
+
+def test_metadata_and_capacity_read_as_openenv_models(paths) -> None:
+    from openenv.core.env_server.types import (
+        ConcurrencyConfig,
+        EnvironmentMetadata,
+        ServerCapacityStatus,
+    )
+
+    def get(url: str) -> dict:
+        return json.loads(urllib.request.urlopen(url, timeout=10).read())
+
+    with serve_in_thread(config(paths, max_sessions=7, idle_timeout_s=60)) as (url, _):
+        meta = get(f"{url}/metadata")
+        described = EnvironmentMetadata(**{k: meta[k] for k in EnvironmentMetadata.model_fields})
+        assert described.name == "wikigym" and described.version
+        limit = ConcurrencyConfig(
+            max_concurrent_envs=meta["max_concurrent_envs"], session_timeout=meta["session_timeout"]
+        )
+        assert limit.max_concurrent_envs == 7 and limit.session_timeout == 60
+        assert meta["SUPPORTS_CONCURRENT_SESSIONS"] is True
+        with GenericEnvClient(base_url=url).sync() as c:
+            c.reset(seed=1)
+            capacity = get(f"{url}/capacity")
+            assert (
+                ServerCapacityStatus(
+                    **{k: capacity[k] for k in ("active_sessions", "max_sessions")}
+                ).available_slots
+                == 6
+            )
+
+
+def test_state_is_the_sessions_env_state(paths, tasks) -> None:
+    task = tasks[0]
+    with serve_in_thread(config(paths)) as (url, _):
+        fresh = json.loads(urllib.request.urlopen(f"{url}/state", timeout=10).read())
+        assert fresh == {
+            "session_id": None, "episode_id": None, "env_id": None,
+            "step_count": 0, "task_id": None, "done": False,
+        }  # fmt: skip
+        with GenericEnvClient(base_url=url).sync() as c:
+            first = c.reset(seed=2, task_id=task.task_id, episode_id="ep-1")
+            c.step({"message": oracle_actions(task)[0]})
+            session_id = first.observation["session_id"]
+            over_http = json.loads(
+                urllib.request.urlopen(f"{url}/state?session_id={session_id}", timeout=10).read()
+            )
+            assert over_http == c.state() == {
+                "session_id": session_id, "episode_id": "ep-1", "env_id": "WikiSearch-v1",
+                "step_count": 1, "task_id": task.task_id, "done": False,
+            }  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{url}/state?session_id=s-nope", timeout=10)
+        assert err.value.code == 404
+
+
+def test_schema_is_what_the_server_accepts(paths, tasks) -> None:
+    """Every action form /schema describes is stepped; every other is refused with a
+    validation error naming the field (``{"text": ...}`` is not re-encoded as a tool call)."""
+    import jsonschema
+
+    task = tasks[0]
+    call = {"name": "search", "arguments": {"query": "city"}}
+    candidates = [
+        {"message": "<search>city</search>"},
+        {"message": "<search>city</search>", "metadata": {"k": 1}},
+        call,
+        {"type": "call_tool", "tool_name": "search", "arguments": {"query": "city"}},
+        {"text": "Paris"},
+        {"message": "x", "text": "y"},
+        {"message": 3},
+        {},
+        {"name": "search", "arguments": {"query": "city"}, "extra": 1},
+        {"type": "call_tool", "arguments": {}},
+    ]
+
+    def post(url: str, body: dict) -> tuple[int, dict]:
+        request = urllib.request.Request(url, json.dumps(body).encode(), method="POST")
+        try:
+            return 200, json.loads(urllib.request.urlopen(request, timeout=30).read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    with serve_in_thread(config(paths)) as (url, _):
+        schema = json.loads(urllib.request.urlopen(f"{url}/schema", timeout=10).read())
+        forms = [schema["action"], *schema["action"]["x-wikigym-also-accepts"]]
+        for action in candidates:
+            described = any(jsonschema.Draft202012Validator(f).is_valid(action) for f in forms)
+            status, reply = post(
+                f"{url}/step", {"reset": {"seed": 1, "task_id": task.task_id}, "action": action}
+            )
+            assert (status == 200) == described, (action, status, reply)
+            if status != 200:
+                assert reply["code"] == "VALIDATION_ERROR"
+        # a tool-call object steps exactly as its JSON text does
+        _, by_object = post(
+            f"{url}/step", {"reset": {"seed": 1, "task_id": task.task_id}, "action": call}
+        )
+        _, by_text = post(
+            f"{url}/step",
+            {
+                "reset": {"seed": 1, "task_id": task.task_id},
+                "action": {"message": json.dumps(call)},
+            },
+        )
+        assert by_object["observation"]["text"] == by_text["observation"]["text"]
+        assert by_object["observation"]["info"]["tools"] == ["search"]
+        # over the WebSocket too: the refusal names the field
+        with GenericEnvClient(base_url=url).sync() as c:
+            c.reset(seed=1)
+            with pytest.raises(
+                RuntimeError, match=r"VALIDATION_ERROR.*'text'|'text'.*VALIDATION_ERROR"
+            ):
+                c.step({"text": "Paris"})
+            assert c.state()["step_count"] == 0  # nothing was stepped
+        # reset requests: the fields the schema lists, and no others
+        reset_schema = jsonschema.Draft202012Validator(schema["reset"])
+        for body in ({"seed": 1}, {"task_id": task.task_id}, {"seed": -1}, {"bogus": 1}):
+            status, _ = post(f"{url}/reset", body)
+            assert (status == 200) == reset_schema.is_valid(body), body

@@ -42,7 +42,7 @@ def test_verifiers_openenv_taskset_runs_episodes(tmp_path: Path) -> None:
     config = ServeConfig(
         corpus=str(snapshot.path),
         tasks=str(default_tasks_path()),
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
     )
     model = StubServer(script)
     out = tmp_path / "runs"

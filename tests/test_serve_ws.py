@@ -22,7 +22,7 @@ need("uvicorn")
 need("picows")
 
 from wikigym.integrations.serve import ServeConfig  # noqa: E402
-from wikigym.integrations.serve import server as server_module  # noqa: E402
+from wikigym.integrations.serve.config import ServeLimits  # noqa: E402
 from wikigym.integrations.serve.server import serve_in_thread  # noqa: E402
 from wikigym.integrations.serve.ws import MAX_MESSAGE_BYTES, MAX_PENDING  # noqa: E402
 from wikigym.tasks.defaults import default_resources, default_tasks_path  # noqa: E402
@@ -49,7 +49,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     config = ServeConfig(
         corpus=str(snapshot.path),
         tasks=str(default_tasks_path()),
-        env_kwargs={"WikiSearch-v0": {"python": "off"}},
+        env_kwargs={"WikiSearch-v1": {"python": "off"}},
         workers=workers,
     )
     with serve_in_thread(config, loop=loop) as served:
@@ -271,11 +271,12 @@ def test_http_shares_the_port_and_silent_connections_are_dropped(
     assert ws.message()["type"] == "observation"
     # a request head that never ends is refused, not buffered without bound
     with socket.create_connection((host, int(port)), timeout=30) as slow:
-        slow.sendall(b"GET /health HTTP/1.1\r\nX: " + b"a" * (server_module.MAX_HEAD_BYTES + 1))
+        slow.sendall(b"GET /health HTTP/1.1\r\nX: " + b"a" * (ServeLimits().max_head_bytes + 1))
         reply = slow.recv(65536)
         assert reply.startswith(b"HTTP/1.1 4") or reply == b""
     # a connection that sends nothing is closed after the head timeout
-    monkeypatch.setattr(server_module, "HEAD_TIMEOUT_S", 0.3)
+    connections = server[1].state.hub.connections
+    monkeypatch.setattr(connections, "limits", ServeLimits(head_timeout_s=0.3))
     with socket.create_connection((host, int(port)), timeout=10) as silent:
         start = time.monotonic()
         assert silent.recv(1) == b""
@@ -296,7 +297,7 @@ def test_an_env_exception_ends_that_episode_only(server) -> None:
     def broken(action: str) -> None:
         raise RuntimeError("env bug")
 
-    app.state.pool.sessions[ids[0]].envs["WikiSearch-v0"].step = broken
+    app.state.pool.sessions[ids[0]].envs["WikiSearch-v1"].step = broken
     bad.send(frame(TEXT, step))
     good.send(frame(TEXT, step))
     error = bad.message()
@@ -311,3 +312,73 @@ def test_an_env_exception_ends_that_episode_only(server) -> None:
         ws.send(frame(CLOSE, struct.pack("!H", 1000)))
         assert ws.close_code() == 1000
     wait_idle(url)
+
+
+def test_a_failed_first_reset_leaves_the_session_usable(server) -> None:
+    """Issue 33: a session whose first reset fails (an unknown task id) resets and steps on;
+    Gymnasium's passive checker used to turn every later step into EXECUTION_ERROR."""
+    url, _ = server
+    ws = Raw(url)
+    bad = json.dumps({"type": "reset", "data": {"seed": 1, "task_id": "no-such-task"}})
+    for _ in range(2):
+        ws.send(frame(TEXT, bad.encode()))
+        error = ws.message()
+        assert error["type"] == "error" and error["data"]["code"] == "VALIDATION_ERROR", error
+    ws.send(frame(TEXT, RESET))
+    assert ws.message()["data"]["observation"]["info"]["step"] == 0
+    for n in (1, 2):
+        ws.send(frame(TEXT, json.dumps({"type": "step", "data": {"message": "hi"}}).encode()))
+        reply = ws.message()
+        assert reply["type"] == "observation", reply
+        assert reply["data"]["observation"]["info"]["step"] == n
+    ws.send(frame(CLOSE, struct.pack("!H", 1000)))
+    assert ws.close_code() == 1000
+    wait_idle(url)
+
+
+def test_connections_send_without_nagle_delay(server) -> None:
+    """Accepted sockets have TCP_NODELAY (asyncio sets it only on a socket whose proto is TCP):
+    an HTTP response written as head then body is not held for the client's delayed ACK."""
+    url, app = server
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", "/health")
+    assert conn.getresponse().read()
+    transports = list(app.state.hub.connections.open.values())
+    assert transports
+    for transport in transports:
+        sock = transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    conn.close()
+
+
+def test_kept_alive_connections_are_bounded_request_by_request(server) -> None:
+    """The second request of a kept-alive connection is held to the same bounds as the
+    first (a 413 after a 200 on one socket); an upgrade after HTTP requests on one connection
+    is refused in words (clients open a connection for a WebSocket)."""
+    url, _ = server
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", "/health")
+    assert conn.getresponse().read()
+    too_big = ServeLimits().max_body_bytes + 1
+    conn.putrequest("POST", "/reset")
+    conn.putheader("Content-Length", str(too_big))
+    conn.endheaders()
+    reply = conn.getresponse()
+    assert reply.status == 413 and len(reply.read()) < 512
+    conn.close()
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b"}"):  # the whole JSON reply
+            first += sock.recv(4096)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            (
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        head = sock.recv(4096)
+        assert head.startswith(b"HTTP/1.1 400") and b"first request" in head, head

@@ -430,6 +430,71 @@ def test_corpus_sql_error_is_one_line_in_a_real_process(kilt: Path) -> None:
     assert not (kilt.parent / "x.csv").exists()
 
 
+# A child that runs `corpus sql` and reports its exit status, stderr and peak memory.
+_SQL_CHILD = """
+import contextlib, io, json, sys
+from wikigym.cli import main
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    code = main(["corpus", "sql", *sys.argv[1:]])
+# VmHWM: this program's peak (ru_maxrss would count the forked parent's pages before exec)
+with open("/proc/self/status") as f:
+    peak = next(int(x.split()[1]) for x in f if x.startswith("VmHWM:")) // 1024
+print(json.dumps({"code": code, "err": err.getvalue(), "peak_mb": peak}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("query", "budget"),
+    [
+        # One huge value, which DuckDB's own limit does not count; the default budget.
+        ("SELECT length(repeat('a', 2000000000)) AS n", None),
+        ("SELECT length(string_agg(text, '')) AS n FROM passages, range(4000)", 256),
+    ],
+    ids=["one-huge-string", "aggregate"],
+)
+def test_corpus_sql_stays_within_its_memory_limit(
+    kilt: Path, query: str, budget: int | None
+) -> None:
+    """Issue 33: `corpus sql` holds a query to --memory-mb (default 1024 MiB), in one line."""
+    argv = [] if budget is None else ["--memory-mb", str(budget)]
+    done = subprocess.run(
+        [sys.executable, "-c", _SQL_CHILD, str(kilt), query, *argv],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] == 1, report
+    lines = report["err"].strip().splitlines()
+    mb = budget or 1024
+    assert len(lines) == 1 and "Out of Memory" in lines[0] and f"--memory-mb {mb}" in lines[0]
+    assert report["peak_mb"] < mb + 400, report  # the budget over the process's own ~200 MB
+
+
+def test_sql_limits_of_the_api(kilt: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckdb
+
+    from wikigym.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    snap = Snapshot.open(kilt, sql_memory_mb=32, sql_threads=2)
+    settings = "SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m"
+    assert snap.sql(settings).to_pylist() == [{"t": 2, "m": "32.0 MiB"}]
+    with pytest.raises(duckdb.OutOfMemoryException):
+        snap.sql(
+            "SELECT count(*) FROM (SELECT repeat('x', 100) || i::VARCHAR AS s "
+            "FROM range(2000000) t(i) ORDER BY s)"
+        )
+    assert list(tmp_path.iterdir()) == []  # nothing spilled into the working directory
+    assert Snapshot.open(kilt).sql(settings).to_pylist()[0]["t"] == 1  # the default
+    for bad in ({"sql_memory_mb": 8}, {"sql_threads": 0}):
+        with pytest.raises(ConfigError):
+            Snapshot.open(kilt, **bad)  # type: ignore[arg-type]
+
+
 # ---- no build leftovers after kill -9 ------------------------------------------------------
 _BUILD = """
 import sys
@@ -513,20 +578,21 @@ def test_cached_default_from_an_older_manifest_is_rebuilt(
     """A default built before a manifest field existed would now be refused: the cache
     rebuilds it in place (same content, same id) instead of failing every env."""
     from wikigym.corpora import default
+    from wikigym.defaults import cache_dir
 
     monkeypatch.setenv("WIKIGYM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(default, "DEFAULT_ARTICLES", 60)
-    path = default.ensure_default_snapshot(progress=False)
+    path = default.ensure_default_snapshot(cache_dir(), progress=False)
     first = Snapshot.open(path, verify="full").snapshot_id
     built = (path / "manifest.json").stat().st_mtime_ns
-    assert default.ensure_default_snapshot(progress=False) == path
+    assert default.ensure_default_snapshot(cache_dir(), progress=False) == path
     assert (path / "manifest.json").stat().st_mtime_ns == built  # current: not rebuilt
     manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     del manifest["provenance_sha256"]  # what the previous version wrote
     (path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(SnapshotCorruptedError, match="provenance_sha256: missing"):
         Snapshot.open(path)
-    assert default.ensure_default_snapshot(progress=False) == path
+    assert default.ensure_default_snapshot(cache_dir(), progress=False) == path
     assert Snapshot.open(path, verify="full").snapshot_id == first
     assert _hidden(path.parent) == []
 

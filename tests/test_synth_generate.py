@@ -15,7 +15,6 @@ import pytest
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
 from wikigym.envs.metrics import normalize_answer
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.synth import SynthConfig, SynthError, generate_tasks, verify_taskset
 from wikigym.synth.cli import main
@@ -26,6 +25,7 @@ from wikigym.synth.levels import LEVELS, level_problems
 from wikigym.synth.query import Entity, Intersect, IsA, Project, from_json, to_json, unwrap, wrap
 from wikigym.synth.sampler import Draft
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 
 @pytest.fixture(scope="module")

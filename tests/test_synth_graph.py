@@ -9,46 +9,80 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wikigym.synth.graph as graph_mod
+import wikigym.synth.graph.build as graph_build
+import wikigym.synth.graph.limits as graph_limits
 from wikigym.corpora import Snapshot
 from wikigym.corpora.default import build_world_snapshot
-from wikigym.synth.graph import SKIP_RELATIONS, KnowledgeGraph, _clean_value, _kind_of
+from wikigym.corpora.lexicon import lexicon
+from wikigym.corpora.vocabulary import vocabulary
+from wikigym.synth.graph import SKIP_RELATIONS, KnowledgeGraph
+from wikigym.synth.graph.kinds import clean_value, kind_of_infobox
 from wikigym.synth.values import clean_literal
 
 
 class Reference:
-    """The graph as plain Python objects, straight from one SQL query (the old build)."""
+    """The graph as plain Python objects, straight from one SQL query (the old build).
+
+    A real wiki's graph: typed facts of every source, each once (not restating another),
+    stated in a passage of their subject or in none (passage ``UNSTATED``); an entity value
+    without a page is a node after the articles, in name order, of its relation's
+    ``object_kind``; an ``instance_of`` value names its subject's kind through the lexicon."""
 
     def __init__(self, snap: Snapshot) -> None:
         arts = snap.sql("SELECT doc_id, title, redirects_from, infobox_type FROM articles")
         n = max(arts.column("doc_id").to_pylist()) + 1
         self.titles, self.redirects, self.kinds = [""] * n, [()] * n, [None] * n
         for d, t, r, k in zip(*(c.to_pylist() for c in arts.columns), strict=True):
-            self.titles[d], self.redirects[d], self.kinds[d] = t, tuple(r or ()), _kind_of(k)
+            self.titles[d], self.redirects[d], self.kinds[d] = t, tuple(r or ()), kind_of_infobox(k)
         world = snap.sql("SELECT count(*) AS n FROM facts WHERE source = 'world'")
-        self.source = source = "world" if world.column("n")[0].as_py() else "infobox"
-        typed = "" if source == "world" else " AND f.typed AND p.doc_id = f.subject_doc_id"
+        self.source = source = "world" if world.column("n")[0].as_py() else "wiki"
+        if source == "world":
+            where = "f.source = 'world' AND p.doc_id IS NOT NULL"
+        else:
+            where = (
+                "f.source <> 'world' AND f.typed AND f.restates IS NULL AND"
+                " (f.passage_id IS NULL OR p.doc_id = f.subject_doc_id)"
+            )
         t = snap.sql(
             "SELECT f.fact_id, f.subject_doc_id, f.relation, f.object, f.object_title,"
-            " f.object_doc_id, f.value_type, f.passage_id FROM facts f"
-            " JOIN passages p ON p.passage_id = f.passage_id"
-            f" WHERE f.source = ? {typed} ORDER BY f.fact_id",
-            [source],
+            " f.object_doc_id, f.value_type, coalesce(f.passage_id, -1) FROM facts f"
+            " LEFT JOIN passages p ON p.passage_id = f.passage_id"
+            f" WHERE {where} ORDER BY f.fact_id"
         )
+        table = list(zip(*(c.to_pylist() for c in t.columns), strict=True))
+        lex = lexicon(snap.manifest.get("language")) if source != "world" else None
+        virtual = sorted(
+            {
+                ot or obj
+                for _, subj, rel, obj, ot, odoc, vt, _ in table
+                if source != "world" and vt == "entity" and odoc is None and subj is not None
+                and rel not in SKIP_RELATIONS and clean_value("text", ot or obj)
+                and clean_literal("text", ot or obj) is not None
+            }
+        )  # fmt: skip
+        node = {name: n + i for i, name in enumerate(virtual)}
+        self.titles += virtual
+        self.redirects += [()] * len(virtual)
+        self.kinds += [None] * len(virtual)
         self.rows: list[tuple] = []  # (fact_id, subj, rel, obj, surface, pid, vtype, measure)
         self.aliases: dict[str, tuple[str, ...]] = {}
-        for fid, subj, rel, obj, ot, odoc, vt, pid in zip(
-            *(c.to_pylist() for c in t.columns), strict=True
-        ):
+        for fid, subj, rel, obj, ot, odoc, vt, pid in table:
             if rel == "instance_of" and subj is not None:
-                self.kinds[subj] = obj
+                noun = lex.kind_of(obj) if lex is not None else None
+                self.kinds[subj] = obj if source == "world" else (noun or kind_of_infobox(obj))
             if rel in SKIP_RELATIONS or subj is None:
+                continue
+            if vt == "entity" and odoc is None and (ot or obj) in node:
+                o = node[ot or obj]
+                if self.kinds[o] is None and not any(r[3] == o for r in self.rows):
+                    self.kinds[o] = vocabulary().relations[rel].object_kind
+                self.rows.append((fid, subj, rel, o, ot or obj, pid, "entity", None))
                 continue
             if vt == "entity" and odoc is not None:
                 if odoc != subj:
                     self.rows.append((fid, subj, rel, odoc, ot or obj, pid, "entity", None))
                 continue
-            if source != "world" and not _clean_value(vt, obj):
+            if source != "world" and not clean_value(vt, obj):
                 continue
             lit = clean_literal("text" if vt == "entity" else vt, obj)
             if lit is None:
@@ -56,10 +90,12 @@ class Reference:
             al = lit.aliases
             if ot and ot != lit.surface and clean_literal("text", ot):
                 al = (*al, ot)
-            if al:
-                self.aliases.setdefault(lit.key, al)
             vt2 = "text" if vt == "entity" else vt
-            self.rows.append((fid, subj, rel, lit.key, lit.surface, pid, vt2, lit.measure))
+            # Off-world, a text's spellings in other cases are one value.
+            key = lit.key.casefold() if source != "world" and vt2 == "text" else lit.key
+            if al:
+                self.aliases.setdefault(key, al)
+            self.rows.append((fid, subj, rel, key, lit.surface, pid, vt2, lit.measure))
         self.fwd: dict = defaultdict(lambda: defaultdict(list))
         self.inv: dict = defaultdict(lambda: defaultdict(set))
         self.out_rows: dict = defaultdict(list)
@@ -143,10 +179,16 @@ def test_world_graph_matches_the_reference(world: Snapshot) -> None:
     _same_as_reference(KnowledgeGraph.from_snapshot(world), Reference(world))
 
 
-def test_infobox_graph_matches_the_reference(enwiki_snapshot: Snapshot) -> None:
+def test_real_graph_matches_the_reference(enwiki_snapshot: Snapshot) -> None:
     g = KnowledgeGraph.from_snapshot(enwiki_snapshot)
-    assert g.source == "infobox"
-    _same_as_reference(g, Reference(enwiki_snapshot))
+    assert g.source == "wiki"
+    ref = Reference(enwiki_snapshot)
+    _same_as_reference(g, ref)
+    # Every source is read, each fact once; some facts are stated in no passage, and
+    # entities without a page are nodes after the articles.
+    assert {g.source_of(r) for r in range(len(g.f_id))} == {"infobox", "lead", "category"}
+    assert any(not g.stated(r) for r in range(len(g.f_id)))
+    assert g.n_nodes > g.n_pages == len(ref.titles) - (g.n_nodes - g.n_pages)
 
 
 def _arrays(g: KnowledgeGraph) -> dict[str, np.ndarray]:
@@ -161,8 +203,8 @@ def test_streaming_in_small_chunks_builds_the_same_graph(
     world: Snapshot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     whole = KnowledgeGraph.from_snapshot(world)
-    monkeypatch.setattr(graph_mod, "CHUNK_FACTS", 97)  # many fact chunks
-    monkeypatch.setattr(graph_mod, "PIECE_FACTS", 301)  # and value pieces
+    monkeypatch.setattr(graph_build, "CHUNK_FACTS", 97)  # many fact chunks
+    monkeypatch.setattr(graph_build, "PIECE_FACTS", 301)  # and value pieces
     pieces = KnowledgeGraph.from_snapshot(world)
     a, b = _arrays(whole), _arrays(pieces)
     for name in a:
@@ -259,11 +301,11 @@ def test_a_range_decided_on_a_set_is_the_built_range(world: Snapshot) -> None:
             ids = np.unique(rng.choice(everyone, 40)).astype(np.int64)
             # Read from the facts of ids whatever the sizes (a world this small has no
             # range 16 times larger than 40 entities), before the range's set is built.
-            ratio, graph_mod.PROBE_RATIO = graph_mod.PROBE_RATIO, 0
+            ratio, graph_limits.PROBE_RATIO = graph_limits.PROBE_RATIO, 0
             try:
                 got = g.ids_in_range(ids, rel, lo, hi)
             finally:
-                graph_mod.PROBE_RATIO = ratio
+                graph_limits.PROBE_RATIO = ratio
             assert np.array_equal(got, intersect(ids, g.range_ids(rel, lo, hi)))
             assert g.range_rows(rel, lo, hi) >= len(g.range_ids(rel, lo, hi))
     assert not len(g.ids_in_range(everyone[:5], "no_such_relation", 0, 1))
@@ -285,10 +327,10 @@ def test_a_range_decided_on_a_set_is_the_built_range(world: Snapshot) -> None:
     ev = Evaluator(g)
     probed = ev.ids(node)
     assert wide not in ev._memo  # decided on the narrow set: the range was never built
-    old = graph_mod.PROBE_RATIO
+    old = graph_limits.PROBE_RATIO
     try:
-        graph_mod.PROBE_RATIO = 10**12  # never probe: every set built
+        graph_limits.PROBE_RATIO = 10**12  # never probe: every set built
         built = Evaluator(g).ids(node)
     finally:
-        graph_mod.PROBE_RATIO = old
+        graph_limits.PROBE_RATIO = old
     assert np.array_equal(probed, built) and subject in built.tolist()

@@ -12,17 +12,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wikigym.synth.graph as graph_mod
+import wikigym.synth.graph.limits as graph_limits
 from wikigym.corpora import Snapshot
-from wikigym.corpora.default import build_world_snapshot, ensure_default_snapshot
+from wikigym.corpora.default import build_world_snapshot
 from wikigym.synth.columns import BlockInts, Lists, Strings
+from wikigym.synth.drafts import Shape, question_form, shape_for
 from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.forms.wide import WIDE_MAX, wide_set
 from wikigym.synth.generate import TaskBuilder
 from wikigym.synth.graph import KnowledgeGraph, RowIndex
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import reductions
 from wikigym.synth.query import WIDE_MIN, Entity, Intersect, IsA, Project, forms_of, measures
-from wikigym.synth.sampler import WIDE_MAX, Sampler, Shape
+from wikigym.synth.sampler import Sampler
+from wikigym.tasks.defaults import default_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,7 +126,7 @@ def test_the_structure_floor_is_necessary_and_kept_by_every_reduction(g: Knowled
     drafts = 0
     for i in range(60):
         level = LEVELS[i % len(LEVELS)]
-        d = sampler._draft(level, "entity", True)
+        d = question_form("entity").draft(sampler, shape_for(level, rng), level, True)
         if d is None:
             continue
         drafts += 1
@@ -140,21 +143,21 @@ def test_wide_sets_identify_their_entity_and_need_every_constraint() -> None:
     # The embedded world: large enough for wide sets to exist (the small one has none).
     # Combinations are decided on the chain's entities alone, from the rivals' membership
     # bits all at once; check each set found against plain evaluation of its query.
-    g = KnowledgeGraph.from_snapshot(Snapshot.open(ensure_default_snapshot(progress=False)))
+    g = KnowledgeGraph.from_snapshot(default_snapshot(progress=False))
     ev = Evaluator(g)
     shape = Shape(3, True, False, True, range_p=1.0, max_constraints=8, special="wide")
     found = 0
     for e in range(0, g.n_nodes, 3):
         kind = g.kinds[e]
         s = Sampler(g, np.random.default_rng(e))
-        for row, is_subj in s._edges(e, frozenset({e}), entity_only=True)[:4]:
+        for row, is_subj in s.edges(e, frozenset({e}), entity_only=True)[:4]:
             rel, other = g.f_rel[row], g.f_obj[row] if is_subj else g.f_subj[row]
             assert isinstance(other, int)
             named = Project(rel, Entity(other, g.titles[other]), inverse=is_subj)
             cand = ev.ids(Intersect((IsA(kind), named)) if kind else named)
             if len(cand) <= WIDE_MIN or e not in cand.tolist():
                 continue
-            node = s._wide(e, kind, frozenset({e}), shape, (named, cand, row))
+            node = wide_set(s, e, kind, frozenset({e}), shape, (named, cand, row))
             if node is None:
                 continue
             found += 1
@@ -185,7 +188,7 @@ def test_relation_counts_match_a_count_of_every_fact(g: KnowledgeGraph) -> None:
 def test_wide_drafts_are_made_and_proved_on_the_embedded_world() -> None:
     # A wide draft: the answer's own description is the wide set, a chain one of its
     # constraints (so the question keeps its hops); the build proves it like any draft.
-    snap = Snapshot.open(ensure_default_snapshot(progress=False))
+    snap = default_snapshot(progress=False)
     g = KnowledgeGraph.from_snapshot(snap)
     sampler = Sampler(g, np.random.default_rng(5))
     builder = TaskBuilder(snap, g, np.random.default_rng(5), 5)
@@ -234,7 +237,7 @@ def test_relation_kind_is_the_one_kind_of_every_entity_on_that_side(g: Knowledge
 def test_kept_range_sets_are_the_same_sets(
     g: KnowledgeGraph, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(graph_mod, "_CACHE_MIN", 10)  # this small world's sets are kept too
+    monkeypatch.setattr(graph_limits, "CACHE_MIN", 10)  # this small world's sets are kept too
     rel = max(g.relations(), key=lambda r: len(g.measured_subjects(r)))
     rows = [r for s in g.fwd[rel] for r in g.fwd[rel][s]]
     vals = sorted(m for r in rows if (m := g.f_measure[r]) is not None)

@@ -24,7 +24,7 @@ from wikigym.trainers.sft import export_sft, load_sft_dataset
 
 @pytest.fixture(scope="module")
 def spec() -> EnvSpec:
-    return EnvSpec("WikiSearch-v0", kwargs={"python": "off", "max_steps": 3})
+    return EnvSpec("WikiSearch-v1", kwargs={"python": "off", "max_steps": 3})
 
 
 def oracle_args(spec: EnvSpec, i: int = 0) -> tuple[str, list]:
@@ -52,18 +52,18 @@ def test_tool_methods_are_the_env_tools_with_schemas(spec: EnvSpec) -> None:
 def test_trl_schema_of_the_adapter_is_the_env_schema() -> None:
     """The schema TRL derives from the adapter's methods is the env's exported schema (in the
     dialect TRL can express: names, descriptions, types, nullability, required)."""
-    from wikigym.envs.registry import TOOLS, trl_schema
-    from wikigym.envs.tool_specs import ToolName, openai_tools_schema
+    from wikigym.tools import get_tool, openai_tools_schema, tool_names
+    from wikigym.tools.methods import trl_schema
     from wikigym.trainers.adapter import tool_env_class
 
-    cls = tool_env_class([n.value for n in ToolName])
+    cls = tool_env_class(tool_names())
     exported = {t["function"]["name"]: t["function"] for t in openai_tools_schema()}
-    for name in ToolName:
-        derived = get_json_schema(getattr(cls, name.value))
+    for name in tool_names():
+        derived = get_json_schema(getattr(cls, name))
         assert derived == trl_schema(name), name
         function = derived["function"]
-        env_side = exported[name.value]
-        assert function["description"] == env_side["description"] == TOOLS[name].description
+        env_side = exported[name]
+        assert function["description"] == env_side["description"] == get_tool(name).description
         params, env_params = function["parameters"], env_side["parameters"]
         assert params.get("required", []) == env_params.get("required", [])
         assert list(params["properties"]) == list(env_params["properties"])

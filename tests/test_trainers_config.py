@@ -76,7 +76,7 @@ def test_a_per_turn_cap_reaches_the_generator_under_its_name(tmp_path: Path) -> 
     assert grpo_config_kwargs(vllm, preset, max_env_steps=4)["generation_kwargs"] == {
         "max_tokens": 512
     }
-    with pytest.raises(WikigymError, match="max_turn_tokens must be a positive integer"):
+    with pytest.raises(WikigymError, match='max_turn_tokens must be an integer or None, got "96"'):
         grpo_config_kwargs(
             replace(cfg, overrides={"max_turn_tokens": "96"}),
             get_preset("cpu-tiny"),
@@ -186,3 +186,65 @@ def test_accelerate_configs_ship_and_parse() -> None:
     fsdp = yaml.safe_load((CONFIGS / "fsdp2.yaml").read_text())
     assert fsdp["distributed_type"] == "FSDP" and fsdp["fsdp_config"]["fsdp_version"] == 2
     assert (CONFIGS / str(PRESETS["multi-gpu"].accelerate_config)).is_file()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"learning_rate": "fast"}, 'learning_rate must be a number, got "fast"'),
+        ({"max_steps": 2.5}, "max_steps must be an integer, got 2.5"),
+        ({"bf16": 1}, "bf16 must be a boolean (true or false) or None, got 1"),
+        ({"report_to": 3}, "report_to must be None or a string or a list of strings, got 3"),
+        ({"lr_scheduler_type": "fast"}, 'lr_scheduler_type must be one of "linear", "cosine"'),
+        ({"max_turn_tokens": 0}, "max_turn_tokens must be >= 1, got 0"),
+        ({"max_turn_tokens": "96"}, 'max_turn_tokens must be an integer or None, got "96"'),
+        ({"log_level": "loud"}, "log_level must be one of"),
+        ({"learning_rat": 1e-3}, "unknown field 'learning_rat'"),
+    ],
+)
+def test_a_bad_override_is_one_line_naming_field_type_and_value(
+    overrides: dict, message: str
+) -> None:
+    from wikigym.trainers.grpo import check_overrides
+
+    with pytest.raises(WikigymError) as err:
+        check_overrides(overrides)
+    text = str(err.value)
+    assert message in text and "\n" not in text and text.startswith("--overrides: ")
+    if "learning_rat" in overrides:
+        assert "did you mean 'learning_rate'?" in text
+
+
+def test_good_overrides_pass_their_types() -> None:
+    from wikigym.trainers.grpo import check_overrides
+
+    check_overrides(
+        {
+            "learning_rate": 1,  # an integer is a number
+            "beta": 0.0,
+            "report_to": ["none"],
+            "lr_scheduler_type": "cosine",
+            "gradient_checkpointing_kwargs": {"use_reentrant": False},
+            "num_generations": None,
+            "max_turn_tokens": 96,
+        }
+    )
+
+
+def test_a_bad_override_stops_the_run_before_anything_is_built_or_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On 3c40d63 this was a TypeError from inside TRL, after the run directory and the tiny
+    model were being made."""
+    from wikigym.trainers.grpo import train
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("WIKIGYM_CACHE", str(cache))
+    cfg = TrainConfig(
+        output_dir=str(tmp_path / "run"), env="Calc-v0", overrides={"learning_rate": "fast"}
+    )
+    with pytest.raises(WikigymError, match='learning_rate must be a number, got "fast"'):
+        train(cfg)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    assert list(cache.iterdir()) == []

@@ -242,3 +242,43 @@ def test_masked_groups_that_trl_counts_as_varying_still_raise_no_learning_signal
     assert s["varying_group_share"] == 0.0 and s["steps_with_varying_groups"] == 0
     assert [a["name"] for a in s["alarms"]] == ["no_learning_signal"]
     assert "no_learning_signal" in stream.getvalue()
+
+
+def test_a_step_whose_completions_are_all_cut_raises_an_alarm_with_the_remedy() -> None:
+    """Every completion at the length limit (TRL masks them all): zero gradient. The alarm
+    names the case and the remedy, once, and re-arms after a step that reaches the loss."""
+    cut = {"reward": 0.0, "completions/mean_length": 768.0, "completions/clipped_ratio": 1.0}
+    fine = {**cut, "completions/clipped_ratio": 0.25}
+    m = HealthMonitor()
+    assert feed(m, [fine, cut, cut, fine, cut]) == ["all_completions_cut"] * 2
+    first = m.alarms[0]
+    assert first.step == 2 and "length limit" in first.message
+    assert "max_completion_length" in first.message and "max_turn_tokens" in first.message
+
+
+def test_a_step_with_every_episode_masked_or_unscored_raises_the_alarm() -> None:
+    env_masked = {"diag/episodes": 4.0, "diag/masked_share": 1.0, "diag/masked_env_share": 1.0}
+    m = HealthMonitor()
+    assert feed(m, [env_masked]) == ["all_completions_cut"]
+    assert "step budget" in m.alarms[0].message
+    unscored = {"reward": float("nan"), "completions/mean_length": 40.0}
+    assert feed(HealthMonitor(), [unscored]) == ["all_completions_cut"]
+    some_scored = {"diag/episodes": 4.0, "diag/masked_share": 0.75, "reward": 0.0}
+    assert feed(HealthMonitor(), [some_scored] * 5) == []
+
+
+def test_the_callback_prints_and_records_the_cut_alarm(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    stream = io.StringIO()
+    sink = EpisodeSink()
+    cb = DiagnosticsCallback(sink, output_dir=tmp_path, stream=stream)
+    for _ in range(4):
+        sink.add(
+            EpisodeRecord(task_id="t", reward=None, masked=True, mask_reason="length_truncated")
+        )
+    state = SimpleNamespace(is_world_process_zero=True, global_step=1, log_history=[])
+    logs = {"loss": 0.0, "reward": float("nan"), "completions/clipped_ratio": 1.0}
+    cb.on_log(None, state, None, logs=logs)
+    assert "ALARM step 1: all_completions_cut" in stream.getvalue()
+    assert [a["name"] for a in cb.summary()["alarms"]] == ["all_completions_cut"]

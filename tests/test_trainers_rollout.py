@@ -1,4 +1,4 @@
-"""GRPO through ``rollout_func`` on WikiSearch-v0 with real tool execution, on the CPU.
+"""GRPO through ``rollout_func`` on WikiSearch-v1 with real tool execution, on the CPU.
 
 A scripted policy (the tiny model's random weights emit no tool calls) replaces the trainer's
 generation: per group of 4 rollouts of a task it plays the oracle twice, writes text without a
@@ -76,7 +76,7 @@ def tiny_model() -> str:
 
 @pytest.fixture(scope="module")
 def spec() -> EnvSpec:
-    return EnvSpec("WikiSearch-v0", kwargs={"python": "off", "max_steps": MAX_ENV_STEPS})
+    return EnvSpec("WikiSearch-v1", kwargs={"python": "off", "max_steps": MAX_ENV_STEPS})
 
 
 def three_call_tasks(spec: EnvSpec, n: int) -> list[str]:

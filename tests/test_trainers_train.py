@@ -33,6 +33,10 @@ def test_tiny_model_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_cli_train_grpo_cpu_tiny_calc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Calc-v0 smoke run, ``--quiet``, with a completion budget no answer of the tiny
+    untrained model fits in: every completion hits the length limit, so nothing reaches the
+    loss; the alarm says so (quiet silences progress, not alarms). The budget is set, not
+    left to the random model's habits: a tiny model of other weights cut 62.5% only."""
     out = tmp_path / "run"
     assert (
         run_cli(
@@ -49,10 +53,17 @@ def test_cli_train_grpo_cpu_tiny_calc(tmp_path: Path, capsys: pytest.CaptureFixt
                 "2",
                 "--num-rows",
                 "8",
+                "--overrides",
+                '{"max_completion_length": 3}',
+                "--quiet",
             ]
         )
         == 0
     )
+    captured = capsys.readouterr()
+    assert "[wikigym] GRPO" not in captured.err and "it/s" not in captured.err
+    assert "ALARM step 1: all_completions_cut" in captured.err
+    assert "max_completion_length" in captured.err
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     steps = [r for r in rows if "loss" in r]
     assert len(steps) == 2
@@ -61,11 +72,12 @@ def test_cli_train_grpo_cpu_tiny_calc(tmp_path: Path, capsys: pytest.CaptureFixt
         assert "diag/masked_share" in r and "completions/mean_length" in r
     summary = json.loads((out / "diagnostics_summary.json").read_text())
     assert summary["episodes"] == 8
+    assert [a["name"] for a in summary["alarms"]] == ["all_completions_cut"]
     assert (out / "final" / "config.json").is_file()
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["episodes"] == 8
+    assert json.loads(captured.out.strip().splitlines()[-1])["episodes"] == 8
 
 
-def test_export_then_sft_one_step(tmp_path: Path) -> None:
+def test_export_then_sft_one_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(["export", "sft", "--out", str(tmp_path / "data"), "--limit", "4"]) == 0
     assert (
         run_cli(
@@ -88,15 +100,17 @@ def test_export_then_sft_one_step(tmp_path: Path) -> None:
         == 0
     )
     assert (tmp_path / "sft" / "final" / "model.safetensors").is_file()
+    err = capsys.readouterr().err
+    assert "[wikigym] SFT" in err and "1/1" in err  # the stage by name, its count
 
 
 @pytest.mark.parametrize("rollout", ["environment_factory", "rollout_func"])
 def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> None:
-    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v0` on the default world, both
+    """`wikigym train grpo --preset cpu-tiny --env WikiSearch-v1` on the default world, both
     rollout paths, two steps: metrics.jsonl has TRL's and the diagnostics' keys. With the
     plain tiny model as --model (no model: the cold start, tested below), so both paths run
     with the full prompt."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.grpo import TINY_MODEL_DIRNAME
     from wikigym.trainers.tiny import build_tiny_model
 
@@ -108,7 +122,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
         "--preset",
         "cpu-tiny",
         "--env",
-        "WikiSearch-v0",
+        "WikiSearch-v1",
         "--model",
         str(model),
     ]
@@ -124,7 +138,7 @@ def test_cli_train_grpo_cpu_tiny_wikisearch(tmp_path: Path, rollout: str) -> Non
     summary = json.loads((out / "diagnostics_summary.json").read_text())
     assert summary["episodes"] == 8
     config = json.loads((out / "train_config.json").read_text())
-    assert config["env"] == "WikiSearch-v0" and config["rollout"] == rollout
+    assert config["env"] == "WikiSearch-v1" and config["rollout"] == rollout
 
 
 # Its first run builds the cold start (SFT, tens of minutes on a loaded 2-core machine).
@@ -135,7 +149,7 @@ def test_cli_cpu_tiny_default_run_shows_a_learning_signal(
     """`wikigym train grpo --preset cpu-tiny` with no --model: it builds (and caches) the SFT
     cold start, and its default run shows rewards varying within groups, nonzero gradient
     norms and valid tool calls; the demonstration line says so."""
-    from wikigym.corpora.default import cache_dir
+    from wikigym.defaults import cache_dir
     from wikigym.trainers.coldstart import COLD_START_MARKER
 
     out = tmp_path / "run"

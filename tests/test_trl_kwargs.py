@@ -25,7 +25,7 @@ ENV_KWARGS: dict[str, Any] = {"python": "off", "max_steps": 10}  # oracles take 
 
 @pytest.fixture(scope="module")
 def kw() -> dict[str, Any]:
-    return wikigym.trainers.trl_kwargs("WikiSearch-v0", **ENV_KWARGS)
+    return wikigym.trainers.trl_kwargs("WikiSearch-v1", **ENV_KWARGS)
 
 
 def play(kw: dict[str, Any], task_index: int, answer: str | None) -> dict[str, Any]:
@@ -130,10 +130,10 @@ def test_callback_reads_the_trainers_stop_ids_and_masking() -> None:
 def test_every_tool_set_has_a_module_level_class() -> None:
     import itertools
 
-    from wikigym.envs.tool_specs import ToolName
+    from wikigym.tools import tool_names
     from wikigym.trainers import adapter
 
-    names = [n.value for n in ToolName]
+    names = list(tool_names())
     for size in range(1, len(names) + 1):
         for combo in itertools.combinations(names, size):
             cls = tool_env_class(list(reversed(combo)))  # any order: the same class
@@ -145,3 +145,49 @@ def test_every_tool_set_has_a_module_level_class() -> None:
         tool_env_class(["search", "browse"])
     with pytest.raises(ValueError, match="empty tool list"):
         tool_env_class([])
+
+
+def test_multi_env_kwargs_route_rows_by_environment() -> None:
+    import inspect
+
+    from trl import GRPOTrainer
+
+    kw = wikigym.trainers.trl_multi_kwargs(
+        {"search": {"env_id": "WikiSearch-v1", **ENV_KWARGS}, "calc": {"env_id": "Calc-v0"}},
+        num_rows={"search": 3, "calc": 2},
+    )
+    assert set(kw) <= set(inspect.signature(GRPOTrainer).parameters)
+    rows = kw["train_dataset"].to_list()
+    assert [r["environment"] for r in rows] == ["search"] * 3 + ["calc"] * 2
+    factories = kw["environment_factory"]
+    assert set(factories) == {"search", "calc"}
+    calc = factories["calc"]()
+    calc.reset(**rows[3])
+    gold = calc._env.unwrapped.gold
+    assert calc.answer(text=str(gold)) and calc.get_reward() == 1.0
+    search = factories["search"]()
+    search.reset(**rows[0])
+    assert search._task_id == rows[0]["task_id"] and hasattr(search, "search")
+    back = pickle.loads(cloudpickle.dumps(kw))
+    assert set(back["environment_factory"]) == {"search", "calc"}
+
+
+def test_masked_rollouts_do_not_make_trl_print_them(caplog: Any) -> None:
+    import logging
+
+    kw = wikigym.trainers.trl_kwargs("WikiSearch-v1", python="off", max_steps=1)
+    (finish,), (callback,) = kw["reward_funcs"], kw["callbacks"]
+    tok = type("Tok", (), {"eos_token_id": 7, "pad_token_id": 0})()
+    callback.on_init_end(type("A", (), {})(), None, None, processing_class=tok)
+    env = kw["environment_factory"]()
+    env.reset(**kw["train_dataset"][0])
+    env.search(query="zzqx")  # the one step of the budget, no answer: masked
+    finish(completions=[[]], environments=[env], completion_ids=[[1, 7]])
+    assert env.get_reward() is None and finish.masked_last_call == 1
+    log = logging.getLogger("trl.trainer.grpo_trainer")
+    with caplog.at_level(logging.WARNING, logger=log.name):
+        log.warning("All reward functions returned None for the following kwargs:\n{...}\n")
+        assert not caplog.records  # wikigym's masked rollout: silenced
+        finish.masked_last_call = 0
+        log.warning("All reward functions returned None for the following kwargs:\n{...}\n")
+        assert len(caplog.records) == 1  # any other all-None row still warns

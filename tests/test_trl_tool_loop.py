@@ -1,4 +1,4 @@
-"""TRL's own tool-call loop (``GRPOTrainer(environment_factory=...)``) on WikiSearch-v0, driven by
+"""TRL's own tool-call loop (``GRPOTrainer(environment_factory=...)``) on WikiSearch-v1, driven by
 a scripted ``generate``: the tiny local model's random weights never call a tool, so its
 ``generate`` is replaced by a policy that writes real Qwen-format ``<tool_call>`` turns from the
 task's oracle and then a plain-text ``<answer>...</answer>``. Everything else is real: TRL parses
@@ -76,7 +76,7 @@ def test_trl_tool_loop_runs_env_tools_and_scores_text_answers(tmp_path: Any) -> 
 
     torch.set_num_threads(1)
     model = resolve_model(TrainConfig(output_dir=str(tmp_path / "unused")))  # the tiny model
-    kw = wikigym.trainers.trl_kwargs("WikiSearch-v0", python="off", max_steps=6)
+    kw = wikigym.trainers.trl_kwargs("WikiSearch-v1", python="off", max_steps=6)
     taskset = kw["environment_factory"].spec.taskset()
     task = next(t for t in taskset if [c.name for c in t.oracle] == ["search", "find", "answer"])
     kw["train_dataset"] = kw["train_dataset"].filter(lambda r: r["task_id"] == task.task_id)

@@ -12,7 +12,6 @@ from wikigym.corpora.default import build_world_snapshot
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.recipe import env_spec, make_env
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
-from wikigym.envs.tool_specs import AnswerArgs, format_tool_call, openai_tools_schema
 from wikigym.errors import SynthError
 from wikigym.eval.agents import OracleAgent
 from wikigym.eval.runner import run_eval
@@ -21,6 +20,8 @@ from wikigym.synth.generate import SynthConfig, generate_tasks
 from wikigym.synth.unanswerable import unanswerable_slots
 from wikigym.synth.verify import verify_taskset
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, TaskSet
+from wikigym.tools import format_tool_call, openai_tools_schema
+from wikigym.tools.answer import AnswerArgs
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +102,7 @@ def test_cli_generate_unanswerable_and_verify(world: Path, tmp_path: Path) -> No
 
 
 def _episode_reward(world: Path, tasks_file: Path, task_id: str, action: str) -> dict:
-    env = make_env(env_spec("WikiSearch-v0", corpus=str(world), tasks=str(tasks_file)))
+    env = make_env(env_spec("WikiSearch-v1", corpus=str(world), tasks=str(tasks_file)))
     env.reset(seed=0, options={"task_id": task_id})
     _, reward, terminated, _, info = env.step(action)
     env.close()

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import wikigym  # noqa: F401  (registers the env ids)
 from wikigym.envs.spaces import PAD, UnicodeText
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call
 
 N_ENVS = 4
 N_STEPS = 16  # every env ends an episode (answer or budget) and autoresets at least once
@@ -99,20 +99,20 @@ def vector_runs(env_id: str, mode: str, tasks: TaskSet | None) -> list[list[tupl
 
 @pytest.fixture(scope="module")
 def default_tasks() -> TaskSet:
-    env = gym.make("WikiSearch-v0")
+    env = gym.make("WikiSearch-v1")
     return env.unwrapped.tasks
 
 
 @pytest.fixture(scope="module")
 def single_wiki(default_tasks: TaskSet) -> list[list[tuple[Any, ...]]]:
-    return single_runs("WikiSearch-v0", default_tasks)
+    return single_runs("WikiSearch-v1", default_tasks)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_wiki_search_vector_env_matches_single_envs(
     mode: str, default_tasks: TaskSet, single_wiki: list[list[tuple[Any, ...]]]
 ) -> None:
-    got = vector_runs("WikiSearch-v0", mode, default_tasks)
+    got = vector_runs("WikiSearch-v1", mode, default_tasks)
     assert got == single_wiki
     flat = [row for run in got for row in run]
     assert any("\n" in obs for obs, *_ in flat)  # what Text's charset could not carry

@@ -128,7 +128,7 @@ def test_entity_values_are_links() -> None:
 
 def test_vocabulary_table_is_consistent() -> None:
     vocab = vocabulary()
-    assert vocab.version == "infobox-vocabulary/1"
+    assert vocab.version == "infobox-vocabulary/2"
     # Every relation phrases (its own phrasing, or the generated world's shared one).
     assert [r for r in vocab.relations if not has_phrasing(r)] == []
     assert vocab.kind("officeholder") == "person" and vocab.kind("基礎情報 国") is None

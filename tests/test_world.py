@@ -385,6 +385,27 @@ def test_office_holders_named_in_present_tense_are_alive(dump: Dump):
     assert not dead.intersection(holders)
 
 
+def test_one_office_per_person(dump: Dump):
+    """No two cities share a mayor and no two companies a chief executive, and nobody holds
+    both offices (world version 2, issue 36: "the mayor of X is the mayor of Y" reads as an
+    error); the offices are still held widely."""
+    holders = [
+        f["object_title"]
+        for r in dump.facts
+        for f in r["facts"]
+        if f["relation"] in ("mayor", "ceo")
+    ]
+    cities = sum(
+        1
+        for r in dump.facts
+        for f in r["facts"]
+        if f["relation"] == "instance_of" and f["object"] == "city"
+    )
+    mayors = sum(1 for r in dump.facts for f in r["facts"] if f["relation"] == "mayor")
+    assert len(holders) == len(set(holders)), [h for h in set(holders) if holders.count(h) > 1]
+    assert mayors >= 0.4 * cities, (mayors, cities)
+
+
 def test_dates_are_consistent(dump: Dump):
     facts = {r["title"]: {f["relation"]: f["object"] for f in r["facts"]} for r in dump.facts}
     checked = 0
@@ -401,3 +422,28 @@ def test_dates_are_consistent(dump: Dump):
             assert "death_date" not in c or year <= int(c["death_date"][:4]), title
             checked += 1
     assert checked > 100
+
+
+def test_an_older_generator_version_is_still_made(tmp_path: Path) -> None:
+    """Version 1 (before one office per person) is still generated, byte for byte as it was,
+    so an env id pinned to its world (WikiSearch-v0; tests/test_env_ids.py checks the
+    snapshot id on a fresh cache) stays reproducible. The offices are drawn differently,
+    and the random stream after them with them."""
+    from wikigym.corpora.world.generate import GENERATOR_VERSIONS
+    from wikigym.errors import ConfigError
+
+    assert GENERATOR_VERSIONS[-1] == GENERATOR_VERSION and "1" in GENERATOR_VERSIONS
+    config = WorldConfig(articles=400, seed=3)
+    old = generate_world(config, tmp_path / "v1", version="1")
+    new = generate_world(config, tmp_path / "v2")
+    assert json.loads(old[2].read_text())["generator_version"] == "1"
+    assert "<generator>wikigym-world 1</generator>" in old[0].read_text()[:1000]
+    facts = {}
+    for label, paths in (("v1", old), ("v2", new)):
+        rows = [json.loads(line) for line in paths[1].read_text().splitlines()]
+        facts[label] = {(r["title"], f["relation"], f["object"]) for r in rows for f in r["facts"]}
+    assert facts["v1"] != facts["v2"]
+    mayors = [o for _, rel, o in sorted(facts["v1"]) if rel == "mayor"]
+    assert mayors  # version 1 still names mayors (and may repeat one: what 2 fixed)
+    with pytest.raises(ConfigError, match="version must be one of"):
+        generate_world(config, tmp_path / "v9", version="9")

@@ -1,4 +1,4 @@
-"""Context wrappers of WikiSearch-v0 on a real (enwiki excerpt) snapshot."""
+"""Context wrappers of WikiSearch-v1 on a real (enwiki excerpt) snapshot."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from gymnasium.utils.env_checker import check_env
 
 from wikigym.corpora import Snapshot
 from wikigym.corpora.index import Hit
-from wikigym.envs.results import SearchOutput
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.envs.wrappers import (
     ManagedContext,
@@ -19,6 +17,8 @@ from wikigym.envs.wrappers import (
     search_extract,
     segment_of,
 )
+from wikigym.tools import format_tool_call
+from wikigym.tools.search import SearchOutput
 
 WORDS = ("history", "theory", "population", "climate", "war", "science", "music", "language")
 

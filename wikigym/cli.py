@@ -6,14 +6,16 @@ A mistake prints one line on stderr and exits non-zero (:mod:`wikigym.cliutil`).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from wikigym import __version__
+from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, run_command
 from wikigym.corpora import cli as corpus_cli
-from wikigym.errors import WikigymError
+from wikigym.errors import ConfigError, WikigymError
 from wikigym.eval import cli as eval_cli
 from wikigym.integrations.serve import cli as serve_cli
 from wikigym.synth import cli as synth_cli
@@ -21,6 +23,7 @@ from wikigym.tasks import cli as tasks_cli
 from wikigym.trainers import cli as trainers_cli
 
 DEMO_AGENTS: tuple[str, ...] = ("oracle", "heuristic")
+DEMO_PLOT = "success_by_level.png"  # both agents side by side, at the top of the demo report
 
 
 def build_parser() -> CliParser:
@@ -57,9 +60,19 @@ def build_parser() -> CliParser:
         "--trust",
         action="store_true",
         help="allow a trajectory that asks for python='unsafe' (model code run on this host "
-        "without a sandbox); only for files you made yourself",
+        "without a sandbox) or for sandbox limits above --sandbox-limits; only for files "
+        "you made yourself",
+    )
+    r.add_argument(
+        "--sandbox-limits",
+        metavar="JSON",
+        help="the most each sandbox limit of the replay may be, as a JSON object of some of "
+        "cpu_seconds, wall_seconds, memory_mb, max_processes, max_output_bytes, "
+        "max_file_bytes (e.g. '{\"wall_seconds\": 30}'; the others: their defaults); a file "
+        "asking for more is refused (default: the defaults)",
     )
     r.set_defaults(func=cmd_replay)
+    parser.add_examples(EXAMPLES)
     return parser
 
 
@@ -68,9 +81,8 @@ def is_demo_report(path: Path) -> bool:
     if not path.is_dir():
         return False
     names = {p.name for p in path.iterdir()}
-    return (
-        bool(names) and names <= set(DEMO_AGENTS) and (path / "oracle" / "summary.json").is_file()
-    )
+    ours = {*DEMO_AGENTS, DEMO_PLOT, "index.html", "viewer"}
+    return bool(names) and names <= ours and (path / "oracle" / "summary.json").is_file()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -79,8 +91,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     The report folder appears only when both reports are complete.
     """
     from wikigym.eval.factory import make_agent
-    from wikigym.eval.report import write_report
+    from wikigym.eval.report import agents_plot, write_report
     from wikigym.eval.runner import run_eval
+    from wikigym.eval.viewer import write_compare_page
     from wikigym.outputs import atomic_output, refuse_existing
     from wikigym.tasks.defaults import default_resources, default_tasks_path
 
@@ -99,6 +112,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 make_agent(name), default_tasks_path(), out, agent_name=name, corpus=snapshot.path
             )
             summaries[name] = write_report(run, out)
+        agents_plot(summaries, tmp / DEMO_PLOT)
+        write_compare_page(tmp / "heuristic", tmp / "oracle", tmp / "index.html")
     levels = list(summaries["oracle"]["levels"])
     print(f"\n{'level':<8} {'tasks':>5}  {'oracle':>7}  {'heuristic':>9}  {'heur. steps':>11}")
     for level in [*levels, "overall"]:
@@ -109,7 +124,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"  {h['mean_steps']:>11.2f}"
         )
     print(
-        f"\nreports and plots: {args.report / 'oracle'} and {args.report / 'heuristic'} (report.md, *.png)"
+        f"\nreports and plots: {args.report / 'oracle'} and {args.report / 'heuristic'} "
+        f"(report.md, *.png, index.html); both agents: {args.report / DEMO_PLOT}; open "
+        f"{args.report / 'index.html'} in a browser to read the episodes side by side"
     )
     return 0
 
@@ -117,7 +134,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from wikigym.envs.replay import replay
 
-    steps, divergence = replay(args.trajectory, trust=args.trust)
+    ceiling = None
+    if args.sandbox_limits is not None:
+        try:
+            ceiling = json.loads(args.sandbox_limits)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"--sandbox-limits expects a JSON object such as '{{\"wall_seconds\": 30}}', "
+                f"got {args.sandbox_limits[:80]!r} ({exc.msg})"
+            ) from None
+    steps, divergence = replay(args.trajectory, trust=args.trust, sandbox_limits=ceiling)
     if divergence is not None:
         print(divergence.describe())  # the detail; the verdict is the one stderr line
         raise WikigymError(

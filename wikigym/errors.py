@@ -6,6 +6,8 @@ observations. These exceptions are for users and programmers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class WikigymError(Exception):
     """Base class of every error wikigym raises on purpose."""
@@ -69,3 +71,21 @@ class ConfigError(WikigymError, ValueError):
 
 class OutputExistsError(WikigymError):
     """An output path exists and replacing it was not asked for (``--overwrite``)."""
+
+
+class RolloutError(WikigymError):
+    """Rollout actors died more often than a pool may restart them; ``trajectories`` holds
+    the episodes that finished (by index), so a caller loses none of them."""
+
+    def __init__(self, message: str, trajectories: Mapping[int, object] | None = None) -> None:
+        super().__init__(message)
+        self.trajectories = dict(trajectories or {})
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what Slurm, Kubernetes and ``timeout`` send), raised in the main thread.
+
+    A :class:`KeyboardInterrupt` on purpose: every clean-up that runs on Ctrl-C (hidden build
+    siblings, partial outputs, worker processes, sandboxes) runs on SIGTERM too, and the CLI
+    then exits 143 instead of 130 (:func:`wikigym.cliutil.run_command`).
+    """

@@ -1,7 +1,7 @@
 """The learning experiment of ``bench_learning_search.py`` at a larger size on one GPU (issue 14).
 
 The same pipeline, worlds, tasks and held-out split as the CPU result (untrained -> SFT cold
-start -> GRPO in WikiSearch-v0, 2,000 held-out easy tasks of another world seed), with the
+start -> GRPO in WikiSearch-v1, 2,000 held-out easy tasks of another world seed), with the
 ``GPU`` sizes: a model of hidden 512 and 8 layers (a tokenizer of 4,096 trained on the chats),
 SFT in bf16, GRPO on the ``single-gpu`` preset at 64 tasks x 8 a step, generating with vLLM
 (colocate) when it is installed, else with transformers. Besides the per-stage table it prints

@@ -30,6 +30,7 @@ import duckdb
 from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
+from wikigym.corpora.factsources import vocabulary_versions
 from wikigym.corpora.index import (
     INDEX_HEAP_MB,
     MIN_INDEX_MEMORY_MB,
@@ -60,18 +61,28 @@ from wikigym.corpora.pagebuild import (
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage
 from wikigym.corpora.resolve import PARTITION_TITLES, Resolver, partitions_for
 from wikigym.corpora.source_report import SourceCounts
-from wikigym.corpora.sources import BuildSource
-from wikigym.corpora.staging import apply_modes, clean_stale_siblings, make_sibling, sibling_name
+from wikigym.corpora.sources import WORLD_FORMAT, BuildSource
+from wikigym.corpora.staging import (
+    apply_modes,
+    clean_stale_siblings,
+    make_sibling,
+    remove_tree,
+    sibling_name,
+)
 from wikigym.corpora.tables import (
     ARTICLES_STAGE,
+    FACTS,
     FACTS_STAGE,
     LINKS_STAGE,
     PASSAGES,
     REDIRECTS_STAGE,
+    WORLD_FACTS,
+    WORLD_FACTS_STAGE,
     TableWriter,
 )
 from wikigym.corpora.titleset import TitleSet
 from wikigym.corpora.verify import count_rows
+from wikigym.corpora.wikidata import WikidataFile, join_wikidata, property_map, stage_wikidata
 from wikigym.corpora.workers import Workers
 from wikigym.errors import BuildError
 from wikigym.version import __version__
@@ -119,8 +130,13 @@ class BuildConfig:
     language: str = "auto"
     index_memory_mb: int = INDEX_HEAP_MB
 
-    def content_config(self) -> dict[str, Any]:
-        return {"passage_words": self.passage_words, "index": self.index.to_dict()}
+    def content_config(self, facts: dict[str, str] | None = None) -> dict[str, Any]:
+        """The settings that change a snapshot's content: passage size, index settings and,
+        for real wikis, the versions of the vocabularies that typed its facts."""
+        out: dict[str, Any] = {"passage_words": self.passage_words, "index": self.index.to_dict()}
+        if facts:
+            out["facts"] = dict(sorted(facts.items()))
+        return out
 
 
 def build_language(config: BuildConfig, sources: Sequence[BuildSource]) -> str:
@@ -268,14 +284,17 @@ def _ordered_results(
 class _Writers:
     """The streaming writers of one build (stage tables, passages, index)."""
 
-    def __init__(self, tmp: Path, config: BuildConfig) -> None:
+    def __init__(self, tmp: Path, config: BuildConfig, real: bool = True) -> None:
         stage = tmp / "stage"
         stage.mkdir()
         self.stage = stage
         self.articles = TableWriter(stage / "articles.parquet", ARTICLES_STAGE, ARTICLE_GROUP_ROWS)
         self.redirects = TableWriter(stage / "redirects.parquet", REDIRECTS_STAGE)
         self.links = TableWriter(stage / "links.parquet", LINKS_STAGE)
-        self.facts = TableWriter(stage / "facts.parquet", FACTS_STAGE)
+        # A world's facts keep format 2's columns (no statement, restates: see tables).
+        self.real = real
+        schema = FACTS_STAGE if real else WORLD_FACTS_STAGE
+        self.facts = TableWriter(stage / "facts.parquet", schema)
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
         self.index = PassageIndexWriter(
             tmp / INDEX_DIR, config.index, threads=1, heap_mb=config.index_memory_mb
@@ -289,8 +308,9 @@ class _Writers:
 class _Assembler:
     """Assigns ids in stream order and feeds the writers."""
 
-    def __init__(self, writers: _Writers, report: BuildReport) -> None:
+    def __init__(self, writers: _Writers, report: BuildReport, language: str = "en") -> None:
         self.w = writers
+        self.language = language
         self.report = report
         self.titles = TitleSet()  # 16 B per article, not ~100 (see titleset)
         self.next_doc = 0
@@ -301,7 +321,7 @@ class _Assembler:
 
     def start(self, source: BuildSource) -> None:
         """Count what follows under ``source``."""
-        self.counts = SourceCounts(source.name, source.format)
+        self.counts = SourceCounts(source.name, source.format, language=self.language)
         self.report.sources.append(self.counts)
 
     def skip(self, title: str, reason: str, source: str) -> None:
@@ -382,7 +402,18 @@ class _Assembler:
                 [f[6] for f in facts],
                 [f[7] for f in facts],
                 [f[8] for f in facts],
+                *(
+                    (
+                        [f[9] for f in facts],
+                        [None if f[10] is None else self.next_fact + f[10] for f in facts],
+                    )
+                    if self.w.real
+                    else ()
+                ),
             )
+            for f in facts:
+                if f[8]:
+                    self.counts.typed[f[4]] += 1
             self.next_fact += m
         self.report.articles += 1
         self.report.passages += n
@@ -397,7 +428,13 @@ class _Assembler:
 _GROUP_ROWS = {"articles": ARTICLE_GROUP_ROWS, "links": LINK_GROUP_ROWS, "facts": 65_536}
 
 
-def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
+def _resolve(
+    tmp: Path,
+    config: BuildConfig,
+    report: BuildReport,
+    wikidata: tuple[SourceCounts, int, str] | None = None,
+    real: bool = True,
+) -> None:
     """Resolve redirects and link/fact targets with DuckDB; write the final tables.
 
     The joins run in hash partitions of the titles (:mod:`wikigym.corpora.resolve`), as
@@ -417,8 +454,17 @@ def _resolve(tmp: Path, config: BuildConfig, report: BuildReport) -> None:
     )
     parts = partitions_for(report.articles + report.redirects, config.partition_titles)
     try:
-        resolver = Resolver(con, stage, parts)
+        resolver = Resolver(con, stage, parts, facts_schema=FACTS if real else WORLD_FACTS)
         resolver.redirect_map()
+        if wikidata is not None:  # statements of the articles' items, joined by sitelink
+            counts, first_fact, language = wikidata
+            n = join_wikidata(
+                con, stage, resolver.redirect_files(), tmp / TABLE_FILES["passages"],
+                first_fact, language,
+            )  # fmt: skip
+            counts.facts += n
+            counts.typed["wikidata"] += n
+            report.facts += n
         for name in ("articles", "links", "facts"):
             resolver.write(tmp / TABLE_FILES[name], name, _GROUP_ROWS[name])
         report.links_resolved = count_rows(tmp / TABLE_FILES["links"]).resolved
@@ -447,6 +493,7 @@ def build_snapshot(
     *,
     overwrite: bool = False,
     progress: bool = True,
+    facts: WikidataFile | None = None,
 ) -> BuildReport:
     """Build a snapshot directory from sources.
 
@@ -456,6 +503,8 @@ def build_snapshot(
         config: Build settings.
         overwrite: Replace ``out`` if it exists.
         progress: Show a progress bar on stderr.
+        facts: A Wikidata dump whose statements become facts of the articles their items
+            have sitelinks to (:mod:`wikigym.corpora.wikidata`).
 
     Returns:
         The build report (also summarised in ``manifest.json``).
@@ -492,13 +541,15 @@ def build_snapshot(
     started = time.perf_counter()
     tmp = make_sibling(out, "building")
     workers = None
+    writers: _Writers | None = None
     try:
         if config.threads > 1:
             # The main process is busy too (reading, ids, tables, index): with N cores it
             # takes one and N - 1 workers parse. Fork before Tantivy's writer threads exist.
             workers = Workers(config.threads - 1)
-        writers = _Writers(tmp, config)
-        assembler = _Assembler(writers, report)
+        real = any(s.format != WORLD_FORMAT for s in sources) or facts is not None
+        writers = _Writers(tmp, config, real)
+        assembler = _Assembler(writers, report, language)
         total = sum(s.total_bytes() for s in sources)
         with tqdm(
             total=total, unit="B", unit_scale=True, desc="build", disable=not progress, leave=False
@@ -520,6 +571,12 @@ def build_snapshot(
             workers = None
         writers.close_tables()
         assembler.titles.clear()  # not needed past the stream
+        wikidata = None
+        if facts is not None and report.articles:
+            counts = SourceCounts(facts.name, facts.format, language=language)
+            report.sources.append(counts)
+            stage_wikidata(facts, writers.stage, language, None)
+            wikidata = (counts, assembler.next_fact, language)
         if report.articles == 0:
             writers.index.close()
             raise BuildError(
@@ -535,12 +592,17 @@ def build_snapshot(
         write_champions(
             tmp / INDEX_DIR, config.index, tmp / TABLE_FILES["passages"], layout.doc_order
         )
-        _resolve(tmp, config, report)
+        _resolve(tmp, config, report, wikidata, real)
         give_back_freed_memory()
         report.input_bytes = report.input_bytes or total
         files = hash_files(tmp)
         table_hashes = {name: files[fname] for name, fname in TABLE_FILES.items()}
-        content_config = config.content_config()
+        # A generated world's facts are its own; every other source is typed by the
+        # vocabularies, whose versions the id then covers.
+        versions = vocabulary_versions()
+        if facts is not None:
+            versions["wikidata"] = property_map().version
+        content_config = config.content_config(versions if real else None)
         report.snapshot_id = compute_snapshot_id(table_hashes, content_config)
         report.seconds = time.perf_counter() - started
         manifest = {
@@ -553,9 +615,10 @@ def build_snapshot(
                 "language": language,
                 "passage_words": config.passage_words,
                 "threads": config.threads,
-                "formats": [s.format for s in sources],
+                "formats": [s.format for s in sources] + ([facts.format] if facts else []),
             },
-            "sources": [s.describe() for s in sources],
+            "sources": [s.describe() for s in sources]
+            + ([facts.describe()] if facts is not None else []),
             "counts": report.counts(),
             "source_counts": [c.to_dict() for c in report.sources],
             "tables": {
@@ -573,6 +636,8 @@ def build_snapshot(
     except BaseException:
         if workers is not None:
             workers.terminate()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if writers is not None:
+            writers.index.abort()  # its thread writes into tmp until it is joined
+        remove_tree(tmp)
         raise
     return report

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -81,12 +82,20 @@ class ChampionLists:
             raise ValueError(f"{path}: terms not sorted and distinct")
         ids = table.column("passage_ids").combine_chunks()
         scores = table.column("scores").combine_chunks()
-        if ids.null_count or scores.null_count or ids.value_lengths() != scores.value_lengths():
+        # Offsets into the child arrays (.values), not value_lengths() or flatten(): those
+        # load pyarrow.compute on first use, which a process that dropped its privileges
+        # after its imports (tests/test_snapshot_trust.py) can no longer import.
+        offsets = ids.offsets.to_numpy()
+        paired = np.array_equal(offsets, scores.offsets.to_numpy())
+        nulls = (
+            ids.null_count + scores.null_count + ids.values.null_count + scores.values.null_count
+        )
+        if nulls or not paired:
             raise ValueError(f"{path}: passage ids and scores do not pair up")
         self._row = {term: row for row, term in enumerate(terms)}
-        self._offsets = ids.offsets.to_numpy()
-        self._ids = ids.flatten().to_numpy()
-        self._scores = scores.flatten().to_numpy()
+        self._offsets = offsets
+        self._ids = ids.values.to_numpy()
+        self._scores = scores.values.to_numpy()
 
     def __len__(self) -> int:
         return len(self._row)

@@ -9,8 +9,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from wikigym.cli_args import bounded
 from wikigym.cliutil import SubParsers
+from wikigym.corpora.memory import data_limit
+from wikigym.corpora.snapshot import MIN_SQL_MEMORY_MB, SQL_THREADS
 from wikigym.errors import SnapshotCorruptedError, WikigymError
+
+#: What `corpus sql` lets a query and its result take by default, in MiB.
+SQL_MEMORY_MB = 1024
 
 SYNTHETIC = "synthetic"
 
@@ -57,6 +63,13 @@ def add_parser(sub: SubParsers) -> None:
     )
     b.add_argument("--articles", type=int, default=None, help="articles of a synthetic world")
     b.add_argument("--seed", type=int, default=0, help="seed of a synthetic world")
+    b.add_argument(
+        "--facts",
+        type=Path,
+        default=None,
+        help="a Wikidata dump (JSON or truthy N-Triples, plain/.bz2/.gz) whose statements "
+        "become facts of the articles their items have sitelinks to, in any language",
+    )
     b.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_build)
@@ -82,6 +95,14 @@ def add_parser(sub: SubParsers) -> None:
     q.add_argument("snapshot", type=Path)
     q.add_argument("query")
     q.add_argument("--json", action="store_true", help="rows as JSON lines")
+    q.add_argument(
+        "--memory-mb",
+        type=bounded(int, MIN_SQL_MEMORY_MB),
+        default=SQL_MEMORY_MB,
+        help="the most memory the query and its result may take, in MiB (DuckDB's memory "
+        "limit, with no spilling to disk, and this process's data limit while it runs)",
+    )
+    q.add_argument("--threads", type=bounded(int, 1), default=SQL_THREADS, help="DuckDB's threads")
     q.set_defaults(func=cmd_sql)
 
     v = csub.add_parser("verify", help="recompute every hash; exit 1 naming what changed")
@@ -93,6 +114,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.build import BuildConfig, build_snapshot
     from wikigym.corpora.index import MIN_INDEX_MEMORY_MB, IndexConfig
     from wikigym.corpora.sources import open_build_source
+    from wikigym.corpora.wikidata import open_facts_file
 
     index = IndexConfig(stopwords=()) if args.no_stopwords else IndexConfig()
     if args.language != "auto" and not re.fullmatch(
@@ -114,6 +136,11 @@ def cmd_build(args: argparse.Namespace) -> int:
                 f"writer heap), got {args.index_memory_mb}"
             )
         config = replace(config, index_memory_mb=args.index_memory_mb)
+    if args.sources == [SYNTHETIC] and args.facts is not None:
+        raise WikigymError(
+            "--facts joins Wikidata to a real wiki's articles; a generated world has its own "
+            "facts: drop --facts or build a dump"
+        )
     if args.sources == [SYNTHETIC]:
         from wikigym.corpora.default import DEFAULT_ARTICLES, build_world_snapshot
 
@@ -125,8 +152,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         if SYNTHETIC in args.sources:
             raise WikigymError("'synthetic' cannot be mixed with other sources; build it alone")
         sources = [open_build_source(p, args.format) for p in args.sources]
+        facts = open_facts_file(args.facts) if args.facts is not None else None
         report = build_snapshot(
-            sources, args.out, config, overwrite=args.overwrite, progress=not args.quiet
+            sources,
+            args.out,
+            config,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+            facts=facts,
         )
     print(report.summary())
     return 0
@@ -185,22 +218,36 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
     from wikigym.corpora.snapshot import Snapshot
 
-    snap = Snapshot.open(args.snapshot)
+    snap = Snapshot.open(args.snapshot, sql_memory_mb=args.memory_mb, sql_threads=args.threads)
+    too_much = (
+        f"it needs more than --memory-mb {args.memory_mb} MiB: select less (LIMIT, fewer "
+        "or shorter columns) or raise --memory-mb"
+    )
     try:
-        table = snap.sql(args.query)
+        # DuckDB's limit misses some allocations (one huge string): the process is capped too.
+        with data_limit(args.memory_mb):
+            table = snap.sql(args.query)
+            rows = table.to_pylist()
+            text = (
+                "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in rows)
+                if args.json
+                else format_table(table.column_names, rows)
+            )
+            del table, rows
+    except MemoryError:
+        raise WikigymError(f"query failed: {too_much}") from None
     except duckdb.Error as exc:
         # DuckDB's messages run over several lines (the query, a caret): keep the first.
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            raise WikigymError(f"query failed: {first}; {too_much}") from None
         raise WikigymError(
             f"query failed: {first}; the tables are articles, passages, links and facts "
             '(see `wikigym corpus sql DIR "DESCRIBE articles"`), and the snapshot is '
             "read-only (no COPY, ATTACH, INSTALL, SET or access to other files)"
         ) from exc
-    if args.json:
-        for row in table.to_pylist():
-            print(json.dumps(row, ensure_ascii=False, default=str))
-    else:
-        print(format_table(table.column_names, table.to_pylist()))
+    if text:
+        print(text)
     return 0
 
 

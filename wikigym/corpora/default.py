@@ -1,31 +1,24 @@
-"""The embedded default: a generated world, built once into the user cache."""
+"""The embedded default corpus: a generated world, built once into a cache folder.
+
+Which cache, and whether the default is used at all, is decided by :mod:`wikigym.defaults`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 
 from wikigym.corpora.build import BuildConfig, BuildReport, build_snapshot
 from wikigym.corpora.manifest import read_manifest
 from wikigym.corpora.manifest_schema import FIELDS
 from wikigym.corpora.sources import open_build_source
-from wikigym.corpora.staging import clean_stale_siblings, make_sibling
+from wikigym.corpora.staging import clean_stale_siblings, make_sibling, remove_tree
 from wikigym.errors import BuildError, SnapshotError
 
 DEFAULT_ARTICLES = 3000
 DEFAULT_SEED = 0
 MIN_WORLD_ARTICLES = 50
-
-
-def cache_dir() -> Path:
-    """``$WIKIGYM_CACHE``, else ``$XDG_CACHE_HOME/wikigym``, else ``~/.cache/wikigym``."""
-    if env := os.environ.get("WIKIGYM_CACHE"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "wikigym"
 
 
 def build_world_snapshot(
@@ -36,13 +29,15 @@ def build_world_snapshot(
     *,
     overwrite: bool = False,
     progress: bool = True,
+    version: str | None = None,
 ) -> BuildReport:
     """Generate a world (``articles``, ``seed``) and build it into ``out``.
 
     The generated dump lives in a temporary folder next to ``out`` and is removed after
     the build; its hashes and the generator config are recorded in the manifest.
+    ``version``: the world generator version to reproduce (default: the current one).
     """
-    from wikigym.corpora.world import WorldConfig, generate_world
+    from wikigym.corpora.world import GENERATOR_VERSION, WorldConfig, generate_world
 
     if articles < MIN_WORLD_ARTICLES:
         raise BuildError(
@@ -57,41 +52,50 @@ def build_world_snapshot(
     out.parent.mkdir(parents=True, exist_ok=True)
     work = make_sibling(out, "world")
     try:
-        generate_world(WorldConfig(articles=articles, seed=seed), work)
+        world = WorldConfig(articles=articles, seed=seed)
+        generate_world(world, work, version=version or GENERATOR_VERSION)
         source = open_build_source(work, "world")
         source.name = "synthetic"
         return build_snapshot([source], out, config, overwrite=overwrite, progress=progress)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
-def default_snapshot_path() -> Path:
-    """Where the default world snapshot lives in the cache.
+def default_snapshot_path(cache: Path, version: str | None = None) -> Path:
+    """Where the default world snapshot lives in the cache folder ``cache``.
 
     The name carries the generator version and a hash of the build settings that change
     results, so a release that changes either builds a new default instead of reusing a
-    stale one.
+    stale one. ``version``: the world generator's (default: the current one; an env id
+    pinned to an older world names its own).
     """
     from wikigym.corpora.world import GENERATOR_VERSION
 
+    version = version or GENERATOR_VERSION
     settings = json.dumps(BuildConfig().content_config(), sort_keys=True).encode()
     digest = hashlib.sha256(settings).hexdigest()[:8]
-    name = f"world-v{GENERATOR_VERSION}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-{digest}"
-    return cache_dir() / "snapshots" / name
+    name = f"world-v{version}-n{DEFAULT_ARTICLES}-s{DEFAULT_SEED}-{digest}"
+    return cache / "snapshots" / name
 
 
-def ensure_default_snapshot(progress: bool = True) -> Path:
-    """Build the default snapshot into the cache unless it is there; return its path.
+def ensure_default_snapshot(cache: Path, progress: bool = True, version: str | None = None) -> Path:
+    """Build the default snapshot into the cache folder ``cache`` unless it is there; return
+    its path.
 
     A cached default whose manifest lacks a field this version verifies (it was built by
     an older wikigym with the same settings) is rebuilt in place: same content, same id.
     """
-    path = default_snapshot_path()
+    path = default_snapshot_path(cache, version)
     if _current(path):
         return path
     try:
         build_world_snapshot(
-            DEFAULT_ARTICLES, DEFAULT_SEED, path, overwrite=path.exists(), progress=progress
+            DEFAULT_ARTICLES,
+            DEFAULT_SEED,
+            path,
+            overwrite=path.exists(),
+            progress=progress,
+            version=version,
         )
     except BuildError:
         # Another process may have finished the same build first; its result is identical.

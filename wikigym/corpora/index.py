@@ -50,6 +50,7 @@ par (HotpotQA recall@5, see benchmarks/results). The passage text is stored sepa
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import os
 import re
@@ -415,6 +416,19 @@ class PassageIndexWriter:
             self._in_run >= self._segment_docs or self._run_bytes >= self._run_budget
         ):
             self._close_run()
+
+    def abort(self) -> None:
+        """Stop the writer's indexing thread without committing (a build that is given up).
+
+        Tantivy indexes on a thread of its own that keeps writing segment files after
+        ``add_document`` returns: the folder can only be removed once that thread has
+        finished. Safe to call twice or after :meth:`close`.
+        """
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            # RuntimeError: consumed already (a commit failed half-way).
+            with contextlib.suppress(RuntimeError):
+                writer.wait_merging_threads()
 
     def close(self) -> IndexLayout:
         """Commit, list the runs' segments in ``meta.json``, order them, and report the

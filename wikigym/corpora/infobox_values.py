@@ -12,7 +12,8 @@ The wikitext parser renders the value templates first: ``{{birth date|1809|2|12}
   English, ``4.561`` and ``392,7`` in German, ``4 561`` in French), with ``million`` /
   ``billion`` (and ``Mio.``, ``Mrd.``, ``万``, ``億``) multipliers and units converted to
   the relation's unit.
-- :func:`split_items`: the items of a list value.
+- :func:`split_items`: the items of a list value; :func:`item_spans`: where each starts
+  and ends (so that the link an item starts with names it).
 """
 
 from __future__ import annotations
@@ -224,3 +225,41 @@ def split_items(text: str) -> list[str]:
     """The items of a list value (``a, b and c``, ``a・b``), cleaned, in order, distinct."""
     items = [clean_item(t) for t in _ITEM_SPLIT.split(_PAREN.sub("", text))]
     return list(dict.fromkeys(t for t in items if t))
+
+
+_SEPARATOR = re.compile(r"\s*(?:,|;|、|・|/| and | und | et | y | e )\s*")
+_OPEN, _CLOSE = "(（[", ")）]"
+
+
+def item_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each item of a list value: the text between separators (``,``
+    ``;`` ``、`` ``・`` ``/`` and the words for *and*) outside parentheses, stripped of
+    spaces, empty items left out. ``"[[A]] (x, y), B"`` is two items, not three."""
+    spans: list[tuple[int, int]] = []
+    depth = 0
+    start = 0
+    pos = 0
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            m = _SEPARATOR.match(text, pos)
+            if m and m.end() > pos:
+                spans.append((start, pos))
+                start = pos = m.end()
+                continue
+        pos += 1
+    spans.append((start, n))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out

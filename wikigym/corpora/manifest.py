@@ -12,7 +12,10 @@ from typing import Any
 
 from wikigym.errors import SnapshotCorruptedError, SnapshotError
 
-FORMAT_VERSION = 2  # 2: passages.source_passage_id; facts.key, value_text, typed
+# 2: passages.source_passage_id; facts.key, value_text, typed. The facts of a real wiki also
+# carry statement and restates (tables.FACTS); a generated world's facts have no such
+# columns (tables.WORLD_FACTS), and a reader sees them as null where absent.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 TABLE_FILES = {
     "articles": "articles.parquet",

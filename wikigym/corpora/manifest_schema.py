@@ -92,8 +92,13 @@ def _check_content_config(cfg: object) -> list[str]:
         return ["content_config: expected an object"]
     out = [
         f"content_config.{k}: not a content setting"
-        for k in sorted(set(cfg) - {"passage_words", "index"})
+        for k in sorted(set(cfg) - {"passage_words", "index", "facts"})
     ]
+    facts = cfg.get("facts", {})
+    if not isinstance(facts, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in facts.items()
+    ):
+        out.append(f"content_config.facts: expected an object of version strings, got {facts!r}")
     if not _is_int(cfg.get("passage_words"), 10):
         out.append(
             f"content_config.passage_words: expected an int >= 10, got {cfg.get('passage_words')!r}"

@@ -1,10 +1,53 @@
-"""Giving freed memory back to the system, for builds that must stay flat as inputs grow."""
+"""Giving freed memory back to the system, for builds that must stay flat as inputs grow;
+capping what a block of work may take on top of what the process holds."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import resource
+import sys
+from collections.abc import Iterator
 
 import pyarrow as pa
+
+_MIB = 1024 * 1024
+
+
+def _data_bytes() -> int | None:
+    """The process's data memory now (``VmData``: heap, anonymous and private mappings)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def data_limit(extra_mb: int) -> Iterator[None]:
+    """While the block runs, this process may take at most ``extra_mb`` MiB more data memory
+    than it holds on entry (``RLIMIT_DATA``, Linux): past it an allocation fails (DuckDB's
+    ``OutOfMemoryException``, Python's ``MemoryError``) instead of taking the machine. The
+    limit is process-wide: only for a process that runs one untrusted job at a time (the
+    ``wikigym corpus sql`` command). Elsewhere, or where the data size is unknown, nothing
+    is capped."""
+    held = _data_bytes() if sys.platform.startswith("linux") else None
+    if held is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = held + extra_mb * _MIB
+    for bound in (soft, hard):
+        if bound != resource.RLIM_INFINITY:
+            cap = min(cap, bound)
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def give_back_freed_memory() -> None:

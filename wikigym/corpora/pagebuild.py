@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wikigym.corpora.factsources import page_facts
 from wikigym.corpora.passages import split_passages
 from wikigym.corpora.records import ParsedPage, RawPage, SkippedPage, WorldFact
 from wikigym.corpora.titles import normalize_title
-from wikigym.corpora.vocabulary import TypedFact, type_infobox, untyped_value_type
+from wikigym.corpora.vocabulary import untyped_value_type
 from wikigym.corpora.wikitext import parse_wikitext
 
 
@@ -59,6 +60,8 @@ class FactRow:
     key: str | None = None  # the infobox key (None for world facts)
     value_text: str | None = None  # the value as the infobox shows it
     typed: bool = True  # typed by the world or the vocabulary (untyped: raw infobox key)
+    statement: str | None = None  # the category line or lead sentence that states it
+    restates: int | None = None  # index in the article's facts of the fact it restates
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,34 +90,6 @@ def value_type_of(value: str, link_target: str | None, key: str = "") -> str:
     return untyped_value_type(key, value, link_target)
 
 
-def _surfaces(fact: TypedFact) -> list[str]:
-    """How the passage that states ``fact`` may write its value (dates and numbers are
-    stored normalised, and prose writes them its own way)."""
-    out = [fact.object, fact.value_text.split(",")[0]]
-    if fact.object_title:
-        out.append(fact.object_title)
-    if fact.value_type == "date" and fact.typed:  # typed dates are ISO
-        y, _, rest = fact.object.partition("-")
-        if rest:
-            mm, _, dd = rest.partition("-")
-            month = _MONTH_NAMES[int(mm) - 1]
-            if dd:
-                out += [f"{int(dd)} {month} {y}", f"{month} {int(dd)}, {y}"]
-            out.append(f"{month} {y}")
-        out.append(y)
-    elif fact.value_type == "number" and fact.typed:  # typed numbers are plain digits
-        value = float(fact.object)
-        if value.is_integer():
-            out += [f"{int(value):,}", f"{int(value):,}".replace(",", ".")]
-    return [x.strip().casefold() for x in out if x and len(x.strip()) >= 2]
-
-
-_MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
-)  # fmt: skip
-
-
 def _passage_at(starts: list[int], offset: int) -> int:
     """Ordinal of the passage whose span starts at or before ``offset`` (bisect)."""
     lo, hi = 0, len(starts)
@@ -137,6 +112,7 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
     passages: list[PassageRow] = []
     links: list[LinkRow] = []
     section_bases: list[tuple[int, int]] = []  # (article offset of section text, first passage)
+    lead_at: int | None = None  # article offset of the lead section's text
     for section in page.sections:
         if not section.text.strip() and not section.whole:
             continue
@@ -161,6 +137,8 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
             origin = origin_of(section.origin_ids, s, e)
             passages.append(PassageRow(section.path, section.text[s:e], base + s, base + e, origin))
         section_bases.append((base, first))
+        if lead_at is None and not section.path:
+            lead_at = base
         starts = [base + s for s, _ in spans]
         for link in section.links:
             target = normalize_title(link.target)
@@ -184,25 +162,22 @@ def build_rows(page: ParsedPage, passage_words: int) -> ArticleRows | RedirectRo
                 FactRow(fact.relation, fact.object, object_title, fact.value_type, "world", ordinal)
             )
     else:
-        lowered = text.casefold()
-        for typed in type_infobox(page.infobox, page.infobox_type, page.language):
-            ordinal = None
-            if all_starts:
-                found = [at for at in map(lowered.find, _surfaces(typed)) if at >= 0]
-                if found:
-                    ordinal = _passage_at(all_starts, min(found))
-            object_title = normalize_title(typed.object_title) if typed.object_title else None
+        for f in page_facts(page, text, lead_at):
+            ordinal = _passage_at(all_starts, f.offset) if f.offset is not None else None
+            object_title = normalize_title(f.object_title) if f.object_title else None
             facts.append(
                 FactRow(
-                    typed.relation,
-                    typed.object,
+                    f.relation,
+                    f.object,
                     object_title,
-                    typed.value_type,
-                    "infobox",
-                    ordinal,
-                    typed.key,
-                    typed.value_text,
-                    typed.typed,
+                    f.value_type,
+                    f.source,
+                    ordinal if all_starts else None,
+                    f.key,
+                    f.value_text,
+                    f.typed,
+                    f.statement,
+                    f.restates,
                 )
             )
     return ArticleRows(
@@ -311,6 +286,8 @@ def encode_result(result: ArticleRows | RedirectRow | SkippedPage) -> WireResult
                     f.key,
                     f.value_text,
                     f.typed,
+                    f.statement,
+                    f.restates,
                 )
                 for f in result.facts
             ),
@@ -326,7 +303,8 @@ def process_batch(batch: list[WireRecord], passage_words: int, source: str) -> l
     An article result is ``("a", title, url, source_id, text, categories, is_disambiguation,
     infobox_type, passages, links, facts)`` with passages ``(section, text, start, end,
     origin)``, links ``(passage ordinal, anchor, target)`` and facts ``(relation, object,
-    object_title, value_type, source, passage ordinal or None, key, value_text, typed)``; a redirect ``("r", title, target)``; a
-    skipped page ``("s", title, reason, source)``.
+    object_title, value_type, source, passage ordinal or None, key, value_text, typed,
+    statement, index of the fact it restates or None)``; a redirect ``("r", title,
+    target)``; a skipped page ``("s", title, reason, source)``.
     """
     return [encode_result(process_record(decode_record(r), passage_words, source)) for r in batch]

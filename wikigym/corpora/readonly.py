@@ -9,7 +9,6 @@ otherwise through a private folder of symbolic links to the index files.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import weakref
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import NoReturn
 
 import tantivy
 
-from wikigym.corpora.staging import clean_stale_owned, make_owned_dir
+from wikigym.corpora.staging import clean_stale_owned, make_owned_dir, remove_tree
 from wikigym.errors import SnapshotError
 
 SHADOW_PREFIX = "wikigym-index-"
@@ -54,7 +53,7 @@ class ReadOnlyIndex:
                 f"({exc}); set TMPDIR to a writable folder"
             ) from exc
         self.shadow = shadow
-        self._cleanup = weakref.finalize(self, shutil.rmtree, str(shadow), True)
+        self._cleanup = weakref.finalize(self, remove_tree, shadow, quiet=True)
         try:
             for name in sorted(os.listdir(path)):
                 if not name.endswith(".lock"):

@@ -37,6 +37,11 @@ class InfoboxField:
         link_targets: Every link target of the value, in order (lists of entities).
         leading_link: The value starts with its first link (``[[Mayfair]], London``), so
             that link names the value, not a later item of it.
+        links: ``(offset in value, target)`` of every link, in order: which item of a
+            list a link names (the one it starts).
+        lines: Offsets in ``value`` where the lines of a value written as several lines
+            (``<br>``, ``{{plainlist}}``, bullets) start; empty for a one-line value. A
+            line is one value of the field ("Whig (before 1854), Republican (1854-1865)").
     """
 
     key: str
@@ -44,6 +49,8 @@ class InfoboxField:
     link_target: str | None = None
     link_targets: tuple[str, ...] = ()
     leading_link: bool = False
+    links: tuple[tuple[int, str], ...] = ()
+    lines: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,7 @@ class Resolver:
         stage: Path,
         parts: int,
         order_ids: int | None = None,
+        facts_schema: pa.Schema = FACTS,
     ) -> None:
         if parts < 1:
             raise ValueError(f"parts must be >= 1, got {parts}")
@@ -111,12 +112,24 @@ class Resolver:
         self.parts = parts
         self.order_ids = order_ids
         self.work = stage / "resolve"
+        self.facts_schema = facts_schema
         self.work.mkdir()
 
     # -- files -------------------------------------------------------------------------
 
+    def staged_files(self, name: str) -> list[Path]:
+        """The staged files of table ``name`` in id order (facts: the articles', then those
+        joined from Wikidata when the build had ``--facts``)."""
+        files = [self.stage / f"{name}.parquet"]
+        extra = self.stage / f"{name}_wikidata.parquet"
+        return [*files, extra] if extra.is_file() else files
+
     def _staged(self, name: str) -> duckdb.DuckDBPyRelation:
-        return self.con.read_parquet(str(self.stage / f"{name}.parquet"))
+        return self.con.read_parquet([str(f) for f in self.staged_files(name)])
+
+    def redirect_files(self) -> list[str]:
+        """The resolved redirect map's files (``title, doc_id``), after :meth:`redirect_map`."""
+        return sorted(str(f) for f in (self.work / "m").glob("*.parquet"))
 
     def _view(self, view: str, rel: duckdb.DuckDBPyRelation, key: str, part: int) -> None:
         """Make ``view`` the rows of ``rel`` whose ``key`` falls in partition ``part``.
@@ -266,8 +279,10 @@ class Resolver:
     def write(self, out: Path, table: str, group_rows: int) -> None:
         """Write the final ``table`` (articles, links or facts) to ``out``."""
         key, name, schema = _FINAL[table]
+        if table == "facts":
+            schema = self.facts_schema
         batches = self.resolved(table)
-        _zip(batches, self.stage / f"{table}.parquet", out, (key, name, table), schema, group_rows)
+        _zip(batches, self.staged_files(table), out, (key, name, table), schema, group_rows)
 
 
 # Final table -> (id column, resolved column, schema); looked-up table -> its title column.
@@ -284,7 +299,7 @@ _LOOKUPS = {
 
 def _zip(
     batches: Iterable[pa.RecordBatch],
-    staged: Path,
+    staged: list[Path],
     out: Path,
     names: tuple[str, str, str],
     schema: pa.Schema,
@@ -294,7 +309,7 @@ def _zip(
     key, name, table = names
     column = _Column(batches, key, name)
     writer = TableWriter(out, schema, group_rows)
-    for batch in staged_batches(staged):
+    for batch in (b for path in staged for b in staged_batches(path)):
         ids, values = column.take(batch.num_rows)
         if not ids.equals(batch.column(key).cast(pa.int64())):
             raise BuildError(f"resolution of {table}.{name}: ids out of step (a bug)")

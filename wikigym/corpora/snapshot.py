@@ -20,11 +20,21 @@ import pyarrow as pa
 from wikigym.corpora.index import Hit, IndexConfig, PassageSearcher
 from wikigym.corpora.lookup import SortedTableReader
 from wikigym.corpora.manifest import INDEX_DIR, TABLE_FILES, read_manifest
+from wikigym.corpora.tables import OPTIONAL_FACT_COLUMNS
 from wikigym.corpora.titles import normalize_title, title_key
 from wikigym.corpora.verify import verify_snapshot
-from wikigym.errors import SnapshotCorruptedError, SnapshotError, SnapshotMismatchError
+from wikigym.errors import (
+    ConfigError,
+    SnapshotCorruptedError,
+    SnapshotError,
+    SnapshotMismatchError,
+)
 
 FULL_VERIFY_MAX_BYTES = 128 * 1024 * 1024
+#: DuckDB's threads for Snapshot.sql unless told otherwise (lookups are small queries).
+SQL_THREADS = 1
+#: The least memory limit Snapshot.sql takes, in MiB (DuckDB needs some to run at all).
+MIN_SQL_MEMORY_MB = 16
 Verify = Literal["auto", "full", "sizes", "none"]
 READ_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 
@@ -90,9 +100,22 @@ class Page:
 
 
 class Snapshot:
-    """A snapshot directory opened read-only. Use :meth:`open`."""
+    """A snapshot directory opened read-only: ``Snapshot.open(path)`` (``Snapshot(path)``
+    does the same with the default checks); usable as a context manager (``close`` at the
+    end)."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any], search_threads: int = 1) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        manifest: dict[str, Any] | None = None,
+        *,
+        sql_memory_mb: int | None = None,
+        sql_threads: int = SQL_THREADS,
+        search_threads: int = 1,
+    ) -> None:
+        path = Path(path)
+        if manifest is None:  # Snapshot("dir"): opened as Snapshot.open("dir") opens it
+            manifest = checked_manifest(path, "auto")
         self.path = path
         self.manifest = manifest
         self.snapshot_id: str = manifest["snapshot_id"]
@@ -119,7 +142,7 @@ class Snapshot:
                 f"snapshot {path} does not match its manifest: index_layout.segments: "
                 f"manifest {layout['segments']!r}, the index has {segments}; rebuild it"
             )
-        self._db = _read_only_db(path)
+        self._db = _read_only_db(path, memory_mb=sql_memory_mb, threads=sql_threads)
         self._articles = SortedTableReader(
             path / TABLE_FILES["articles"],
             "doc_id",
@@ -147,7 +170,15 @@ class Snapshot:
         self._folded: dict[str, int] | None = None
 
     @classmethod
-    def open(cls, path: str | Path, verify: Verify = "auto", search_threads: int = 1) -> Snapshot:
+    def open(
+        cls,
+        path: str | Path,
+        verify: Verify = "auto",
+        *,
+        sql_memory_mb: int | None = None,
+        sql_threads: int = SQL_THREADS,
+        search_threads: int = 1,
+    ) -> Snapshot:
         """Open a snapshot.
 
         Args:
@@ -155,6 +186,11 @@ class Snapshot:
             verify: ``full`` recomputes every sha256; ``sizes`` checks presence and sizes;
                 ``auto`` does ``full`` up to 128 MB of files and ``sizes`` beyond (run
                 ``wikigym corpus verify`` for a full check of a large snapshot); ``none``.
+            sql_memory_mb: DuckDB's memory limit for :meth:`sql` in MiB, with no spilling
+                to disk (a query past it fails); None: DuckDB's default (80% of RAM).
+                DuckDB does not count every allocation (one huge string escapes it): a
+                process that runs untrusted SQL caps itself too (``wikigym corpus sql``).
+            sql_threads: DuckDB's threads for :meth:`sql`.
             search_threads: Threads that search the index's segments of one query in
                 parallel (1, the default, searches them in one call; more pays off on an
                 idle many-core machine with a many-segment index, see
@@ -163,22 +199,23 @@ class Snapshot:
         Raises:
             SnapshotError: Not a snapshot, or of another format version.
             SnapshotCorruptedError: Files differ from the manifest (each one named).
+            ConfigError: ``sql_memory_mb`` or ``sql_threads`` below 1.
         """
+        if sql_memory_mb is not None and sql_memory_mb < MIN_SQL_MEMORY_MB:
+            raise ConfigError(
+                f"sql_memory_mb must be at least {MIN_SQL_MEMORY_MB} (MiB), got {sql_memory_mb}"
+            )
+        if sql_threads < 1:
+            raise ConfigError(f"sql_threads must be >= 1, got {sql_threads}")
         path = Path(path)
-        if not path.is_dir():
-            raise SnapshotError(f"snapshot directory {path} does not exist")
-        manifest = read_manifest(path)
-        if verify != "none":
-            sizes = manifest.get("file_sizes", {})
-            total = sum(sizes.values()) if isinstance(sizes, dict) else 0
-            full = verify == "full" or (verify == "auto" and total <= FULL_VERIFY_MAX_BYTES)
-            problems = verify_snapshot(path, manifest, full=full)
-            if problems:
-                raise SnapshotCorruptedError(
-                    f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
-                    f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
-                )
-        return cls(path, manifest, search_threads)
+        manifest = checked_manifest(path, verify)
+        return cls(
+            path,
+            manifest,
+            sql_memory_mb=sql_memory_mb,
+            sql_threads=sql_threads,
+            search_threads=search_threads,
+        )
 
     # ---- search -------------------------------------------------------------------
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -363,6 +400,12 @@ class Snapshot:
         self._db.close()
         self._searcher.close()
 
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         # Pickled by reference: reopened (and checked by id) where it is loaded.
         return reduce_snapshot(self)
@@ -371,17 +414,58 @@ class Snapshot:
         return f"Snapshot({str(self.path)!r}, id={self.snapshot_id[:12]}, articles={self.num_articles})"
 
 
-def _read_only_db(path: Path) -> duckdb.DuckDBPyConnection:
+def checked_manifest(path: Path, verify: Verify) -> dict[str, Any]:
+    """The manifest of the snapshot at ``path``, its files checked as ``verify`` says (see
+    :meth:`Snapshot.open`).
+
+    Raises:
+        SnapshotError: Not a snapshot, or of another format version.
+        SnapshotCorruptedError: Files differ from the manifest (each one named).
+    """
+    if not path.is_dir():
+        raise SnapshotError(f"snapshot directory {path} does not exist")
+    manifest = read_manifest(path)
+    if verify != "none":
+        sizes = manifest.get("file_sizes", {})
+        total = sum(sizes.values()) if isinstance(sizes, dict) else 0
+        full = verify == "full" or (verify == "auto" and total <= FULL_VERIFY_MAX_BYTES)
+        problems = verify_snapshot(path, manifest, full=full)
+        if problems:
+            raise SnapshotCorruptedError(
+                f"snapshot {path} does not match its manifest: {'; '.join(problems[:10])}"
+                f"{' ...' if len(problems) > 10 else ''}; rebuild it or restore the files"
+            )
+    return manifest
+
+
+_SQL_TYPES = {pa.string(): "VARCHAR", pa.int64(): "BIGINT"}
+
+
+def _read_only_db(
+    path: Path, *, memory_mb: int | None = None, threads: int = SQL_THREADS
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the four tables as views, that can read nothing else.
 
-    Paths reach DuckDB as values (the relation API, a parameter), never as SQL text.
+    Paths reach DuckDB as values (the relation API, a parameter), never as SQL text. With
+    ``memory_mb``, DuckDB holds at most that and spills nothing (it would write into the
+    working directory's ``.tmp``).
     """
     files = [str((path / fname).resolve()) for fname in TABLE_FILES.values()]
-    db = duckdb.connect(config={"threads": 1})
+    config: dict[str, Any] = {"threads": threads}
+    if memory_mb is not None:
+        config |= {"memory_limit": f"{memory_mb}MiB", "temp_directory": ""}
+    db = duckdb.connect(config=config)
     try:
         db.execute("SET allowed_paths = ?", [files])
         for name, fname in TABLE_FILES.items():
-            db.read_parquet(str((path / fname).resolve())).create_view(name)
+            rel = db.read_parquet(str((path / fname).resolve()))
+            if name == "facts":  # a world's facts (and older ones) lack real facts' columns
+                missing = [(c, t) for c, t in OPTIONAL_FACT_COLUMNS if c not in rel.columns]
+                if missing:
+                    # Names and types are ours (tables.OPTIONAL_FACT_COLUMNS): no input.
+                    extra = ", ".join(f'CAST(NULL AS {_SQL_TYPES[t]}) AS "{c}"' for c, t in missing)
+                    rel = rel.select(f"*, {extra}")
+            rel.create_view(name)
         db.execute("SET enable_external_access = false")
         db.execute("SET lock_configuration = true")
     except BaseException:

@@ -32,6 +32,8 @@ class SourceCounts:
         passages: Passages that went out.
         source_passages: Passages that carry the source's own id (DPR, KILT).
         facts: Facts extracted.
+        typed: Typed facts by source (``infobox``, ``lead``, ``category``, ``world``).
+        language: The build's language (which vocabularies apply).
         dropped: Skipped records by cause.
     """
 
@@ -44,6 +46,8 @@ class SourceCounts:
     passages: int = 0
     source_passages: int = 0
     facts: int = 0
+    typed: Counter[str] = field(default_factory=Counter)
+    language: str = "en"
     dropped: Counter[str] = field(default_factory=Counter)
 
     def drop(self, reason: str) -> None:
@@ -54,10 +58,9 @@ class SourceCounts:
     def notes(self) -> list[str]:
         """One line per thing a user should know (no facts from a wikitext dump, drops)."""
         lines = []
-        if self.format in WIKITEXT_FORMATS and self.articles and not self.facts:
+        if self.articles and not sum(self.typed.values()):
             lines.append(
-                f"{self.name}: 0 facts: no infobox was recognised in {self.articles:,} "
-                "articles (synth has no typed facts to ask about)"
+                f"{self.name}: 0 typed facts ({self.facts:,} untyped): {self.why_untyped()}"
             )
         for reason, n in sorted(self.dropped.items()):
             lines.append(f"{self.name}: dropped {n:,} ({reason})")
@@ -75,5 +78,31 @@ class SourceCounts:
             "passages": self.passages,
             "source_passages": self.source_passages,
             "facts": self.facts,
+            "typed_facts": dict(sorted(self.typed.items())),
             "dropped": dict(sorted(self.dropped.items())),
         }
+
+    def why_untyped(self) -> str:
+        """Which sources would type facts for this source (none did)."""
+        from wikigym.corpora.categories import category_vocabulary
+        from wikigym.corpora.lexicon import languages
+
+        covered = ", ".join(languages())
+        wikidata = (
+            "give `corpus build --facts FILE` a Wikidata dump (JSON or truthy N-Triples, "
+            ".bz2/.gz) to type facts by sitelink"
+        )
+        if self.format not in WIKITEXT_FORMATS:
+            return (
+                f"{self.format} pages carry no infobox, categories or wikitext lead to read; "
+                + wikidata
+            )
+        if self.language not in category_vocabulary().languages():
+            return (
+                f"the infobox keys, category patterns and lead readers cover {covered}, "
+                f"not {self.language!r}; " + wikidata
+            )
+        return (
+            f"no infobox key, category or lead sentence of {self.articles:,} articles is in "
+            f"the {self.language} vocabularies; " + wikidata
+        )

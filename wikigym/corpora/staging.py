@@ -23,6 +23,7 @@ import re
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 
 KINDS = ("building", "world", "old")
@@ -120,6 +121,20 @@ def _stale(parent: Path, pattern: re.Pattern[str]) -> list[Path]:
 def stale_siblings(parent: Path) -> list[Path]:
     """Owner-tagged build folders in ``parent`` whose owner process is gone (sorted)."""
     return _stale(parent, _SIBLING)
+
+
+def remove_tree(path: str | Path, tries: int = 5, *, quiet: bool = False) -> None:
+    """Remove ``path`` and everything under it, retrying while a file appears during the
+    walk (a thread or child that is just finishing: Tantivy's writer or reader threads);
+    quiet if it is already gone. Still there after ``tries``: the error is raised, unless
+    ``quiet`` (a finaliser at exit, where nobody could act on it)."""
+    for attempt in range(tries):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.05 * (attempt + 1))
+    if not quiet:
+        shutil.rmtree(path)  # still there: say why, rather than leave it silently
 
 
 def clean_stale_siblings(parent: Path) -> list[Path]:

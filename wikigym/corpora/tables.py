@@ -68,8 +68,21 @@ FACTS = pa.schema(
         ("key", pa.string()),
         ("value_text", pa.string()),
         ("typed", pa.bool_()),
+        # Where the fact is stated besides its passage: the category line
+        # ("Category:1809 births"), the lead sentence, or the Wikidata statement
+        # ("Q262 P36 Q3561"); null for infobox facts (key and value_text state them) and
+        # world facts (their passage does). passage_id null: stated in no passage.
+        ("statement", pa.string()),
+        # The fact_id of a fact of the same subject this one restates (same relation and
+        # value, or a date the other gives more precisely), else null.
+        ("restates", pa.int64()),
     ]
 )
+# A generated world's facts: every fact is stated by its own sentence's passage and restates
+# none, so the two columns of real facts are left out (its files, and ids, as they were).
+WORLD_FACTS = pa.schema([f for f in FACTS if f.name not in ("statement", "restates")])
+OPTIONAL_FACT_COLUMNS = (("statement", pa.string()), ("restates", pa.int64()))
+
 TABLES: dict[str, pa.Schema] = {
     "articles": ARTICLES,
     "passages": PASSAGES,
@@ -82,6 +95,7 @@ ARTICLES_STAGE = pa.schema([f for f in ARTICLES if f.name != "redirects_from"])
 REDIRECTS_STAGE = pa.schema([("title", pa.string()), ("target", pa.string())])
 LINKS_STAGE = pa.schema([f for f in LINKS if f.name != "target_doc_id"])
 FACTS_STAGE = pa.schema([f for f in FACTS if f.name != "object_doc_id"])
+WORLD_FACTS_STAGE = pa.schema([f for f in WORLD_FACTS if f.name != "object_doc_id"])
 
 
 class TableWriter:

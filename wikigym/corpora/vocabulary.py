@@ -18,6 +18,7 @@ relation never give two answers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -28,14 +29,18 @@ from typing import Any
 from wikigym.corpora.infobox_values import (
     clean_item,
     format_value,
+    item_spans,
     parse_date,
     parse_number,
-    split_items,
 )
 from wikigym.corpora.records import InfoboxField
 
 VALUE_TYPES = ("entity", "date", "number", "text")
-MAX_LIST_ITEMS = 8
+# Values of one field at most (every value is kept; this only bounds a broken field).
+MAX_LIST_ITEMS = 64
+# An unlinked list item names an entity when it reads as a name: no digits-only or
+# sentence-length text ("1983", "see below ...").
+_NAME = re.compile(r"^(?=.*[^\W\d_])[^\n]{1,80}$")
 _DATE_KEY = re.compile(r"(date|year|born|died|founded|established|formed|opened|年|日)")
 _YEAR_ONLY = re.compile(r"^\d{4}$")
 _NUMBER_ONLY = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$|^-?\d+(\.\d+)?$")
@@ -61,6 +66,7 @@ class RelationSpec:
     unit: str | None
     is_list: bool
     phrasing: dict[str, Any] | None
+    object_kind: str | None = None  # the kind of an entity value without a page
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +126,7 @@ class Vocabulary:
                 unit=spec.get("unit"),
                 is_list=bool(spec.get("list", False)),
                 phrasing=spec.get("phrasing"),
+                object_kind=spec.get("object_kind"),
             )
             if rel.value not in VALUE_TYPES:
                 raise ValueError(f"vocabulary relation {name}: unknown value type {rel.value!r}")
@@ -188,25 +195,62 @@ def untyped_value_type(key: str, value: str, link_target: str | None) -> str:
     return "text"
 
 
+def field_values(f: InfoboxField, is_list: bool) -> list[tuple[str, str | None]]:
+    """The values of one infobox field: ``(text, title of the link it starts with)``.
+
+    A value written as several lines (``<br>``, ``{{plainlist}}``) has one value per line;
+    a list relation's value (or line) is also split at commas and the words for *and*
+    (outside parentheses). The link an item starts with names it: ``[[Mayfair]], London``
+    is Mayfair; ``Prometheus Award (1983 for [[Anthem]])`` names no linked entity.
+    """
+    starts = {at: target for at, target in f.links}
+    if not starts and f.link_targets:  # a field made without link offsets: where each shows
+        starts = {f.value.find(t): t for t in f.link_targets if f.value.find(t) >= 0}
+        if f.leading_link and f.link_target:
+            starts[0] = f.link_target
+    text = f.value
+    bounds = [*list(f.lines), len(text)] if f.lines else [0, len(text)]
+    out: list[tuple[str, str | None]] = []
+    for a, b in itertools.pairwise(bounds):
+        line = text[a:b].rstrip(" ,;")
+        spans = item_spans(line) if is_list else [(0, len(line))]
+        for s, e in spans:
+            lead = len(line[s:e]) - len(line[s:e].lstrip())
+            out.append((line[s:e], starts.get(a + s + lead)))
+    if not f.lines and not is_list and not f.leading_link:
+        return [(text, None)]
+    return out
+
+
 def _typed(rel: RelationSpec, alias: KeyAlias, f: InfoboxField, language: str) -> list[TypedFact]:
     def fact(obj: str, vtype: str, title: str | None = None) -> TypedFact:
         return TypedFact(rel.name, obj, vtype, title, f.key, f.value, True)
 
     if rel.value == "entity":
-        # An entity is a link: of a list, every linked item; of a single value, the link it
-        # starts with ("[[Mayfair]], London" is Mayfair; "Eastern North America, [[Gibraltar]]"
-        # names no one place). Unlinked names stay untyped.
-        targets = list(dict.fromkeys(f.link_targets))
-        single = targets[:1] if f.leading_link else []
-        chosen = targets[:MAX_LIST_ITEMS] if rel.is_list else single
-        return [fact(t, "entity", t) for t in chosen]
+        # An entity is named by the link its value starts with ("[[Mayfair]], London" is
+        # Mayfair; "Eastern North America, [[Gibraltar]]" names no one place); of a field
+        # with several values (lines, or a list relation's items), every value is one, and
+        # an unlinked one is named by its text (an entity without a page).
+        values = field_values(f, rel.is_list)
+        several = len(values) > 1
+        out: list[TypedFact] = []
+        for text, target in values[:MAX_LIST_ITEMS]:
+            if target:
+                out.append(fact(target, "entity", target))
+            elif several and (name := clean_item(text)) and _NAME.match(name):
+                out.append(fact(name, "entity"))
+        return list({(x.object, x.object_title): x for x in out}.values())
     if rel.value == "date":
         iso = parse_date(f.value, language)
         return [fact(iso, "date")] if iso else []
     if rel.value == "number":
         value = parse_number(f.value, language, rel.unit, alias.unit)
         return [fact(format_value(value), "number")] if value is not None else []
-    items = split_items(f.value) if rel.is_list else [clean_item(f.value)]
+    if f.lines or rel.is_list:
+        items = [clean_item(t) for t, _ in field_values(f, rel.is_list)]
+        items = list(dict.fromkeys(i for i in items if i))
+    else:
+        items = [clean_item(f.value)]
     return [fact(i, "text") for i in items[:MAX_LIST_ITEMS] if i]
 
 
@@ -214,6 +258,10 @@ def type_infobox(
     fields: tuple[InfoboxField, ...], infobox_type: str | None, language: str | None = None
 ) -> list[TypedFact]:
     """The facts of one infobox: typed through the vocabulary where it can, raw otherwise.
+
+    Every value of a field is a fact (lines, a list's items); a list relation takes the
+    values of every key of the page that carries it, another relation those of its
+    preferred key only.
 
     Args:
         fields: The infobox fields, in order.
@@ -241,8 +289,9 @@ def type_infobox(
         claim = claims.get(i)
         if claim is not None:
             rel, rank, alias = claim
-            if rank != best[rel.name]:
-                continue  # a preferred key of this relation is on the page
+            if rank != best[rel.name] and not rel.is_list:
+                continue  # a preferred key of this relation is on the page (a list's
+                # keys all give values: leader_name1, leader_name2, ...)
             typed = _typed(rel, alias, f, lang)
             if typed:
                 facts.extend(typed)

@@ -58,7 +58,7 @@ MAX_DEPTH = 40
 _MARK_BASE = 0xF0000
 _MARK_MAX_IDS = 0x10FFFD - _MARK_BASE  # planes 15 and 16 (private use)
 _MARK_END = "\ue001"
-_PUA_RE = re.compile("[\ue001\U000f0000-\U0010ffff]")
+_PUA_RE = re.compile("[\ue001\ue002\U000f0000-\U0010ffff]")
 _MARK_RE = re.compile("[\ue001\U000f0000-\U0010fffd]")
 _MARK_START_WS_RE = re.compile(r"([\U000f0000-\U0010fffd])(\s+)")
 _MARK_END_WS_RE = re.compile(r"(?<!\s)(\s+)(\ue001)")
@@ -337,9 +337,12 @@ class _State:
         lead_template: The first top-level template of the lead shaped like an infobox
             (used when no template has an infobox name).
         is_disambiguation: Whether a disambiguation template was seen.
+        items_sep: What joins the items of a list template (``{{hlist}}``, ``{{ubl}}``):
+            ``", "`` in prose, a line break in an infobox value (one value per line).
     """
 
     capture: bool = False
+    items_sep: str = ", "
     links: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     infobox: tuple[int, str] | None = None
@@ -546,6 +549,8 @@ def _render_template(
         else:
             return ""
     positional, named = _template_args(_split_top_pipes(rest)) if sep else ([], {})
+    if renderer is _items:
+        return state.items_sep.join(p for p in positional if p)
     return renderer(positional, named)
 
 
@@ -1031,39 +1036,67 @@ def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]
             continue
         if key == "alt" or key.endswith(("_alt", "size")):
             continue
-        plain, targets, leading = _plain_value(value)
-        if plain:
+        plain = _plain_value(value)
+        if plain.text:
             seen.add(key)
             fields.append(
                 InfoboxField(
                     key=key,
-                    value=plain,
-                    link_target=targets[0] if targets else None,
-                    link_targets=targets,
-                    leading_link=leading,
+                    value=plain.text,
+                    link_target=plain.targets[0] if plain.targets else None,
+                    link_targets=plain.targets,
+                    leading_link=plain.leading,
+                    links=plain.links,
+                    lines=plain.lines,
                 )
             )
     return kind, tuple(fields)
 
 
-def _plain_value(value: str) -> tuple[str, tuple[str, ...], bool]:
-    """Plain text of an infobox value (lines joined by ', '), its link targets, and whether
-    the value starts with its first link."""
+_LINE_MARK = "\ue002"  # where a line of a multi-line value starts (removed below)
+
+
+def _plain_value(value: str) -> _PlainValue:
+    """Plain text of an infobox value (lines joined by ', '), its link targets, whether the
+    value starts with its first link, every link's offset, and where each line starts."""
     if not value.strip():
-        return "", (), False
+        return _PlainValue("", (), False, (), ())
     if "<" in value:
         value = _BR_RE.sub("\n", value)
-    local = _State()
+    local = _State(items_sep="\n")
     marked = _to_marked_text(value, local)
     lines = [" ".join(line.strip().lstrip("*#:; \t").split()) for line in marked.split("\n")]
-    joined = ", ".join(line for line in lines if line)
+    lines = [line for line in lines if line]
+    several = len(lines) > 1
+    joined = (", " + _LINE_MARK).join(lines) if several else "".join(lines)
     if local.links:
         joined = _MARK_START_WS_RE.sub(r"\2\1", joined)
         joined = _MARK_END_WS_RE.sub(r"\2\1", joined)
     section = _finish_section((), joined, local.links)
     if section is None:
-        return "", (), False
-    if section.links:
-        targets = tuple(dict.fromkeys(link.target for link in section.links))
-        return section.text, targets, section.links[0].start == 0
-    return section.text, tuple(dict.fromkeys(local.links)), False
+        return _PlainValue("", (), False, (), ())
+    text = section.text
+    starts: tuple[int, ...] = ()
+    links = tuple((link.start, link.target) for link in section.links)
+    if several:  # drop the line marks, moving the offsets after each one back
+        cuts = []
+        at = text.find(_LINE_MARK)
+        while at >= 0:
+            cuts.append(at)
+            at = text.find(_LINE_MARK, at + 1)
+        text = text.replace(_LINE_MARK, "")
+        starts = (0, *(c - k for k, c in enumerate(cuts)))
+        links = tuple((at - sum(1 for c in cuts if c < at), t) for at, t in links)
+    if links:
+        targets = tuple(dict.fromkeys(t for _, t in links))
+        return _PlainValue(text, targets, links[0][0] == 0, links, starts)
+    return _PlainValue(text, tuple(dict.fromkeys(local.links)), False, (), starts)
+
+
+@dataclass(frozen=True, slots=True)
+class _PlainValue:
+    text: str
+    targets: tuple[str, ...]
+    leading: bool
+    links: tuple[tuple[int, str], ...]
+    lines: tuple[int, ...]

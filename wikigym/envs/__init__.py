@@ -1,6 +1,6 @@
 """wikigym.envs: Gymnasium environments (registered when ``wikigym`` is imported).
 
-- ``WikiSearch-v0``: :class:`wikigym.envs.wiki_search.WikiSearchEnv`
+- ``WikiSearch-v1``: :class:`wikigym.envs.wiki_search.WikiSearchEnv`
 - ``Calc-v0``: :class:`wikigym.envs.calc.CalcEnv`
 
 Registration (:mod:`wikigym.envs.registration`) records string entry points only: nothing is

@@ -29,16 +29,16 @@ appearance, and each takes one of the ``max_calls`` slots. The attempts in the s
 one ``too_many_calls`` error. A valid ``answer`` call ends the episode, so attempts after it are
 ignored without an error.
 
-Every error carries a stable code (`wikigym.envs.codes.ErrorCode`) and a bounded message saying what was expected,
-what came and how a correct call looks.
+Every error carries a stable code (`wikigym.codes.ErrorCode`) and a bounded message saying what was expected,
+what came and how a correct call looks. The tools, their argument models and their tags are the
+registry's (:mod:`wikigym.tools`); nothing here names a tool.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-import reprlib
-import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, takewhile
@@ -46,16 +46,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from wikigym.envs.codes import ErrorCode
-from wikigym.envs.tool_specs import (
-    MAX_CODE_CHARS,
-    TOOL_MODELS,
-    ToolArgs,
-    ToolName,
-    example_arguments,
-    example_call,
-    tool_signature,
-)
+from wikigym.codes import ErrorCode
+from wikigym.tools import Tool, ToolArgs, all_tools, example_call, invalid_arguments_message
+from wikigym.tools.calls import short_repr
+from wikigym.tools.schema import format_example, tag_example
 
 MAX_ACTION_CHARS = 2_000_000
 """Longer actions are not parsed at all (one ``action_too_long`` error)."""
@@ -74,9 +68,9 @@ _SNIPPET_CHARS = 200
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One validated call: `args` is an instance of ``TOOL_MODELS[name]``; `raw` its text."""
+    """One validated call: `args` is an instance of the tool's argument model; `raw` its text."""
 
-    name: ToolName
+    name: str
     args: ToolArgs
     raw: str
 
@@ -118,9 +112,6 @@ class _CallFailure(Exception):
         self.error = error
 
 
-_TOOL_BY_NAME = {tool.value: tool for tool in ToolName}
-_TAG_TOOLS = {"search": ToolName.SEARCH, "answer": ToolName.ANSWER, "python": ToolName.PYTHON}
-_TAG_ARG = {"search": "query", "answer": "text", "python": "code"}
 _NAME_KEYS = ("name", "tool")
 _ARGS_KEYS = ("arguments", "parameters", "args")
 _IGNORED_KEYS = ("id", "type")
@@ -128,7 +119,6 @@ _IGNORED_KEYS = ("id", "type")
 # All patterns below are linear: no nested or overlapping quantifiers.
 _UNSAFE_CHARS = re.compile("[\ud800-\udfff\x00]")
 _UNSAFE_TABLE = dict.fromkeys([0, *range(0xD800, 0xE000)], 0xFFFD)
-_OPENER = re.compile(r"<(tool_call|search|answer|python|think)>|```")
 _FENCE_LANG = re.compile(r"[A-Za-z0-9_+.-]{0,30}")
 _CALL_KEY = re.compile(r"[\"'](?:name|tool|function)[\"']\s*:")
 # A chunk is a double-quoted string, a single-quoted string (either may be unterminated) or a
@@ -146,12 +136,22 @@ _RELAXED = re.compile(r",(?=\s*[}\]])|\b(?:True|False|None)\b")
 _PY_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _SINGLE_QUOTED_ESCAPE = re.compile(r"""\\.|\"""", re.DOTALL)
 
-_repr = reprlib.Repr()
-_repr.maxlevel = 3
-_repr.maxstring = 80
-_repr.maxother = 80
-_repr.maxlist = 5
-_repr.maxdict = 5
+
+@functools.lru_cache(maxsize=16)
+def _opener(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """The markers that open an attempt: ``<tool_call>``, the tools' tags, ``<think>``, fences."""
+    return re.compile("<(" + "|".join(("tool_call", *tags, "think")) + ")>|```")
+
+
+def _tagged() -> dict[str, Tool]:
+    """The registered tools that have a shorthand tag, by tag name (every registered tool's
+    tag is read, enabled or not: a disabled one is an ``unknown_tool`` error, not text)."""
+    return _tags_of(all_tools())
+
+
+@functools.lru_cache(maxsize=16)
+def _tags_of(tools: tuple[Tool, ...]) -> dict[str, Tool]:
+    return {tool.name: tool for tool in tools if tool.tag is not None}
 
 
 def _clip(text: str, limit: int) -> str:
@@ -174,16 +174,14 @@ def _error(code: ErrorCode, message: str, raw: str) -> ActionError:
     )
 
 
-def _example_for(kind: str, tool: ToolName) -> str:
-    """A correct call of `tool` in the form the model tried (tag form for Search-R1 tags)."""
-    if _TAG_TOOLS.get(kind) is tool:
-        value = example_arguments(tool)[_TAG_ARG[kind]]
-        return f"<{kind}>{value}</{kind}>"
-    return example_call(tool)
+def _example_for(kind: str, tool: Tool) -> str:
+    """A correct call of `tool` in the form the model tried (tag form for a tag)."""
+    tagged = tag_example(tool) if kind == tool.name else None
+    return tagged if tagged is not None else example_call(tool.name)
 
 
-def _available(tools: tuple[ToolName, ...]) -> str:
-    return ", ".join(tool.value for tool in tools)
+def _available(tools: tuple[Tool, ...]) -> str:
+    return ", ".join(tool.name for tool in tools)
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -310,13 +308,13 @@ def _envelope(value: Any, attempt: _Attempt) -> tuple[Any, Any]:
                 ErrorCode.PARSE_ERROR,
                 f"Could not read the tool call: {detail}. Expected "
                 f'{{"name": <tool name>, "arguments": {{...}}}}, for example: '
-                f"{example_call(ToolName.SEARCH)}",
+                f"{format_example()}",
                 attempt.raw,
             )
         )
 
     if not isinstance(value, dict):
-        raise fail(f"expected a JSON object, got {type(value).__name__} {_repr.repr(value)}")
+        raise fail(f"expected a JSON object, got {type(value).__name__} {short_repr(value)}")
     function = value.get("function")
     if isinstance(function, dict):
         outer = sorted(key for key in value if key not in ("function", *_IGNORED_KEYS))
@@ -351,50 +349,41 @@ def _envelope(value: Any, attempt: _Attempt) -> tuple[Any, Any]:
 # --- interpretation ---------------------------------------------------------------------------
 
 
-def _resolve_tool(name: Any, attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolName:
+def _resolve_tool(name: Any, attempt: _Attempt, tools: tuple[Tool, ...]) -> Tool:
     """The enabled tool called `name`.
 
     Raises:
         _CallFailure: An ``unknown_tool`` error otherwise.
     """
-    tool = _TOOL_BY_NAME.get(name.strip().lower()) if isinstance(name, str) else None
-    if tool is None or tool not in tools:
-        shown = _repr.repr(name) if not isinstance(name, str) else repr(_clip(name, 60))
+    key = name.strip().lower() if isinstance(name, str) else None
+    tool = next((t for t in tools if t.name == key), None)
+    if tool is None:
+        shown = short_repr(name) if not isinstance(name, str) else repr(_clip(name, 60))
         raise _CallFailure(
             _error(
                 ErrorCode.UNKNOWN_TOOL,
                 f"Unknown tool {shown}. Available tools: {_available(tools)}. "
-                f"Example: {example_call(tools[0])}",
+                f"Example: {example_call(tools[0].name)}",
                 attempt.raw,
             )
         )
     return tool
 
 
-def _validation_message(tool: ToolName, error: ValidationError, kind: str) -> str:
-    details = []
-    for item in error.errors(include_url=False)[:5]:
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        got = "" if item["type"] == "missing" else f" (got {_repr.repr(item['input'])})"
-        details.append(f"{where}: {item['msg']}{got}")
-    return (
-        f"Invalid arguments for {tool.value}: {'; '.join(details)}. "
-        f"Expected {tool_signature(tool)}. Example: {_example_for(kind, tool)}"
-    )
+def _validation_message(tool: Tool, error: ValidationError, kind: str) -> str:
+    return f"{invalid_arguments_message(tool.name, error)} Example: {_example_for(kind, tool)}"
 
 
-def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
+def _interpret(attempt: _Attempt, tools: tuple[Tool, ...]) -> ToolCall:
     """Turn one attempt into a validated call.
 
     Raises:
         _CallFailure: With the ``parse_error``, ``unknown_tool`` or ``invalid_arguments`` error.
     """
-    if attempt.kind in _TAG_TOOLS:
+    tagged = _tagged().get(attempt.kind)
+    if tagged is not None and tagged.tag is not None:
         tool = _resolve_tool(attempt.kind, attempt, tools)
-        body = attempt.body
-        if tool is ToolName.PYTHON and len(body) <= 2 * MAX_CODE_CHARS:  # longer fails anyway
-            body = textwrap.dedent(body).strip("\n")
-        arguments: Any = {_TAG_ARG[attempt.kind]: body}
+        arguments: Any = {tagged.tag.argument: tagged.tag.prepare(attempt.body)}
     else:
         body = attempt.body.strip()
         if attempt.kind == "tool_call":
@@ -410,14 +399,14 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
                     ErrorCode.PARSE_ERROR,
                     f"Could not read the tool call{unclosed}: {_clip(str(error), 300)}. "
                     f"Got: {_clip(body, _SNIPPET_CHARS)!r}. Expected a JSON object, for example: "
-                    f"{example_call(ToolName.SEARCH)}",
+                    f"{format_example()}",
                     attempt.raw,
                 )
             ) from None
         name, arguments = _envelope(value, attempt)
         tool = _resolve_tool(name, attempt, tools)
     try:
-        args = TOOL_MODELS[tool].model_validate(arguments)
+        args = tool.args.model_validate(arguments)
     except ValidationError as error:
         raise _CallFailure(
             _error(
@@ -426,7 +415,7 @@ def _interpret(attempt: _Attempt, tools: tuple[ToolName, ...]) -> ToolCall:
                 attempt.raw,
             )
         ) from None
-    return ToolCall(name=tool, args=args, raw=attempt.raw)
+    return ToolCall(name=tool.name, args=args, raw=attempt.raw)
 
 
 # --- scanning ---------------------------------------------------------------------------------
@@ -456,7 +445,7 @@ def _read_fence(text: str, start: int) -> tuple[str, int, int, int]:
     return lang, body_start, body_end, end
 
 
-def _scan_markup(text: str, scan: _Scan) -> None:
+def _scan_markup(text: str, scan: _Scan, opener: re.Pattern[str]) -> None:
     """Add the tag and fence attempts of `text`, in order, and the text around them, to `scan`.
 
     A fenced block is a call when it holds a JSON call; otherwise its body is scanned for tags
@@ -464,7 +453,7 @@ def _scan_markup(text: str, scan: _Scan) -> None:
     """
     pos = 0
     while scan.markers_left > 0:
-        match = _OPENER.search(text, pos)
+        match = opener.search(text, pos)
         if match is None:
             break
         scan.markers_left -= 1
@@ -479,9 +468,9 @@ def _scan_markup(text: str, scan: _Scan) -> None:
             if is_call:
                 scan.pieces.append(text[pos:start])
                 scan.attempts.append(_Attempt("json", body, text[start:end], end > body_end))
-            elif _OPENER.search(body):
+            elif opener.search(body):
                 scan.pieces.append(text[pos:start])
-                _scan_markup(body, scan)
+                _scan_markup(body, scan, opener)
             else:
                 scan.pieces.append(text[pos:end])
             pos = end
@@ -511,12 +500,12 @@ def _scan(text: str) -> tuple[list[_Attempt], str]:
         body = stripped[: len(stripped) - len(rest)]
         scan.attempts.append(_Attempt("bare", body, body, True, value))
         text = rest
-    _scan_markup(text, scan)
+    _scan_markup(text, scan, _opener(tuple(sorted(_tagged()))))
     return scan.attempts, "".join(scan.pieces).strip()
 
 
 def parse_action(
-    action: str | bytes, *, max_calls: int = 1, tools: Iterable[ToolName] | None = None
+    action: str | bytes, *, max_calls: int = 1, tools: Iterable[str] | None = None
 ) -> ParsedAction:
     """Parse a model's action text into validated tool calls and errors (never raises on content).
 
@@ -538,30 +527,31 @@ def parse_action(
         raise TypeError(f"action must be str or bytes, got {type(action).__name__}")
     if max_calls < 1:
         raise ValueError(f"max_calls must be >= 1, got {max_calls}")
-    wanted = tuple(ToolName) if tools is None else tuple(tools)
-    enabled = tuple(tool for tool in ToolName if tool in wanted)
+    wanted = None if tools is None else set(tools)
+    enabled = tuple(tool for tool in all_tools() if wanted is None or tool.name in wanted)
     if not enabled:
-        raise ValueError("tools must name at least one ToolName; got none")
+        raise ValueError("tools must name at least one registered tool; got none")
     if len(action) > MAX_ACTION_CHARS:
         message = (
             f"The action has {len(action)} characters; at most {MAX_ACTION_CHARS} are read. "
-            f"Write one short tool call, for example: {example_call(enabled[0])}"
+            f"Write one short tool call, for example: {example_call(enabled[0].name)}"
         )
         return ParsedAction(
             (), (_error(ErrorCode.ACTION_TOO_LONG, message, action[:MAX_RAW_CHARS]),), ""
         )
     text = _sanitize(action)
     if not text.strip():
-        message = f"The action is empty. Call a tool, for example: {example_call(enabled[0])}"
+        message = f"The action is empty. Call a tool, for example: {example_call(enabled[0].name)}"
         return ParsedAction((), (_error(ErrorCode.EMPTY_ACTION, message, text),), "")
     attempts, free_text = _scan(text)
     if not attempts:
         message = (
             "No tool call found in the action. Call a tool, for example: "
-            f"{example_call(enabled[0])}"
+            f"{example_call(enabled[0].name)}"
         )
-        if ToolName.ANSWER in enabled:
-            message += f" To give the final answer: {example_call(ToolName.ANSWER)}"
+        final = next((tool for tool in enabled if tool.ends_episode), None)
+        if final is not None:
+            message += f" To give the final answer: {example_call(final.name)}"
         return ParsedAction((), (_error(ErrorCode.NO_TOOL_CALL, message, text),), free_text)
     calls: list[ToolCall] = []
     errors: list[ActionError] = []
@@ -580,6 +570,10 @@ def parse_action(
             errors.append(failure.error)
             continue
         calls.append(call)
-        if call.name is ToolName.ANSWER:
+        if _ends_episode(call, enabled):
             break
     return ParsedAction(tuple(calls), tuple(errors), free_text)
+
+
+def _ends_episode(call: ToolCall, tools: tuple[Tool, ...]) -> bool:
+    return any(tool.ends_episode for tool in tools if tool.name == call.name)

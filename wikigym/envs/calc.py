@@ -3,7 +3,7 @@
 Use it to validate a training pipeline before multi-turn work: the reward should rise
 within a few hundred steps on a small model; if it does not, the pipeline is broken, not
 the agent. The action is the model's text; the answer is read from an ``answer`` tool call
-or ``<answer>...</answer>`` (the same parser as ``WikiSearch-v0``).
+or ``<answer>...</answer>`` (the same parser as ``WikiSearch-v1``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import gymnasium as gym
 from wikigym.envs.actions import parse_action
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tool_specs import AnswerArgs, ToolName
+from wikigym.tools.answer import AnswerArgs
 
 _NAMES = ("Ada", "Bram", "Cleo", "Dov", "Esra", "Fen", "Gus", "Hana", "Ivo", "Juna")
 _ITEMS = ("apples", "stamps", "marbles", "books", "shells", "coins", "pencils", "tickets")
@@ -108,7 +108,7 @@ class CalcEnv(gym.Env[str, str]):
         if not isinstance(action, str):
             raise TypeError(f"action must be str, got {type(action).__name__}")
         self._done = True
-        parsed = parse_action(action, tools=(ToolName.ANSWER,))
+        parsed = parse_action(action, tools=("answer",))
         errors: Counter[str] = Counter(e.code for e in parsed.errors)
         answer = next((c.args for c in parsed.calls if isinstance(c.args, AnswerArgs)), None)
         outcome = EpisodeOutcome(

@@ -16,10 +16,10 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-from wikigym.envs.registration import register_envs
+from wikigym.envs.registration import WIKI_SEARCH, register_envs
 
 
-def env_spec(env_id: str = "WikiSearch-v0", **kwargs: Any) -> EnvSpec:
+def env_spec(env_id: str = WIKI_SEARCH, **kwargs: Any) -> EnvSpec:
     """The registered spec of ``env_id`` with ``kwargs`` over its own.
 
     Raises:
@@ -47,6 +47,17 @@ def steps_can_wait(spec: EnvSpec) -> bool:
     GIL a thread adds only handoff cost. An env class that does not say is assumed to wait."""
     ask = getattr(env_class(spec), "steps_can_wait", None)
     return True if ask is None else bool(ask(spec.kwargs))
+
+
+def step_can_wait(env: gym.Env[Any, Any], action: Any) -> bool:
+    """Whether ``env.step(action)`` can block on a subprocess (the python sandbox): a server
+    runs such a step on the sandbox's own threads and every other step where CPU work runs.
+    Asked of the env (its ``step_can_wait(action)``), else of its class
+    (:func:`steps_can_wait`)."""
+    ask = getattr(env.unwrapped, "step_can_wait", None)
+    if ask is not None:
+        return bool(ask(action))
+    return True if env.spec is None else steps_can_wait(env.spec)
 
 
 def make_env(spec: EnvSpec, **overrides: Any) -> gym.Env[Any, Any]:

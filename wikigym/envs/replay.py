@@ -10,7 +10,10 @@ data: :mod:`wikigym.envs.trajectory_file` validates it and allow-lists the env i
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,14 +21,15 @@ from typing import Any
 import gymnasium as gym
 
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH, replayable_env_ids
 from wikigym.envs.trajectory_file import (
     FORMAT,
-    REPLAYABLE_ENV_IDS,
     load_header_and_steps,
     replay_env_args,
 )
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import TrajectoryError
+from wikigym.sandbox import SandboxLimits
 
 
 def _plain(value: Any) -> Any:
@@ -33,28 +37,53 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False))
 
 
+_STEM_CHARS = 64
+
+
+def file_stem(task_id: str) -> str:
+    """A file name part for ``task_id``: the id itself when it is short and made of ASCII
+    letters, digits, ``.``, ``_`` and ``-`` (not starting with ``.``); else such characters
+    (others become ``_``, at most 64) and 12 hex of the id's sha256, so that any id, of any
+    length or alphabet, gives a short, portable name that still tells ids apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id)[:_STEM_CHARS].lstrip(".")
+    if safe == task_id:
+        return safe
+    digest = hashlib.sha256(task_id.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+    return f"{safe}-{digest}" if safe else digest
+
+
 class RecordTrajectory(gym.Wrapper[str, str, str, str]):
-    """Record every episode of a ``WikiSearch-v0`` env to ``directory/<n>-<task_id>.jsonl``.
+    """Record every episode of a WikiSearch env to ``directory/<n>-<stem>.jsonl``
+    (``stem``: :func:`file_stem` of the task id).
 
     Args:
         env: The environment (its unwrapped env must expose ``spec_kwargs``).
         directory: Folder for trajectory files (created).
-        env_id: Registered id used to re-create the env on replay.
+        env_id: Registered id used to re-create the env on replay; default: the id the env
+            was made with (``gym.make``), else :data:`~wikigym.envs.registration.WIKI_SEARCH`.
     """
 
     def __init__(
-        self, env: gym.Env[str, str], directory: str | Path, env_id: str = "WikiSearch-v0"
+        self, env: gym.Env[str, str], directory: str | Path, env_id: str | None = None
     ) -> None:
         super().__init__(env)
+        made_as = None if env.spec is None else env.spec.id
+        given, env_id = env_id, env_id or made_as or WIKI_SEARCH
         base = env.unwrapped
         if not isinstance(base, WikiSearchEnv) or not base.replayable:
             raise TrajectoryError(
                 "this env cannot be replayed from a file: pass corpus/tasks as paths and the "
                 "reward as a preset name (not in-memory objects) to record trajectories"
             )
-        if env_id not in REPLAYABLE_ENV_IDS:
+        if env_id not in replayable_env_ids():
             raise TrajectoryError(
-                f"env_id {env_id!r} cannot be replayed; record with one of {list(REPLAYABLE_ENV_IDS)}"
+                f"env_id {env_id!r} cannot be replayed; record with one of "
+                f"{list(replayable_env_ids())}"
+            )
+        if given is not None and made_as is not None and given != made_as:
+            raise TrajectoryError(
+                f"this env was made as {made_as!r}; record it under that id, not {given!r} "
+                "(replay re-creates the env from the id and its pinned defaults)"
             )
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -105,8 +134,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         return obs, reward, terminated, truncated, info
 
     def _write(self) -> None:
-        task = str(self._lines[0].get("task_id", "task")).replace("/", "_")
-        path = self.directory / f"{self._count:06d}-{task}.jsonl"
+        task = str(self._lines[0].get("task_id") or "task")
+        path = self.directory / f"{self._count:06d}-{file_stem(task)}.jsonl"
         with path.open("w", encoding="utf-8") as f:
             for line in self._lines:
                 f.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
@@ -144,36 +173,50 @@ def load_trajectory(path: str | Path) -> list[dict[str, Any]]:
     return [header.model_dump(), *(s.model_dump() for s in steps)]
 
 
-def replay(path: str | Path, *, trust: bool = False) -> tuple[int, Divergence | None]:
+def replay(
+    path: str | Path,
+    *,
+    trust: bool = False,
+    sandbox_limits: SandboxLimits | Mapping[str, Any] | None = None,
+) -> tuple[int, Divergence | None]:
     """Re-run a recorded trajectory and compare every observation, reward, flag and info.
 
     The file is untrusted data (see :mod:`wikigym.envs.trajectory_file`): only wikigym's env
-    ids and allow-listed arguments are accepted, and ``python="unsafe"`` only with ``trust``.
+    ids and allow-listed arguments are accepted, ``python="unsafe"`` only with ``trust``, and
+    the sandbox limits the file asks for only up to ``sandbox_limits``.
 
     Args:
         path: The trajectory file.
         trust: Allow a trajectory that asks for ``python="unsafe"`` (model code run on the
-            host without a sandbox). Only for files you made yourself.
+            host without a sandbox) or for sandbox limits above ``sandbox_limits``. Only for
+            files you made yourself.
+        sandbox_limits: The replayer's ceilings (a :class:`SandboxLimits` or a dict of some
+            of its fields; None: the defaults). The replay runs with the file's own limits,
+            which may be lower, never higher.
 
     Returns:
         ``(steps replayed, first divergence or None)``.
 
     Raises:
-        TrajectoryError: A malformed or hostile file, an env that is not replayable, a header
+        SandboxLimitsError: ``sandbox_limits`` names an unknown field or a bad value.
+        TrajectoryError: A malformed or hostile file, an env that is not replayable, limits
+            above the ceilings, a header
             whose snapshot_id/taskset_id/task_id differ from the replayed env's, steps after
             the episode ended, or a recording that stops before its episode ended.
     """
     path = Path(path)
+    ceiling = None if sandbox_limits is None else SandboxLimits.from_value(sandbox_limits)
     header, steps = load_header_and_steps(path)
-    kwargs = replay_env_args(header, path, trust=trust)
+    kwargs = replay_env_args(header, path, trust=trust, sandbox_limits=ceiling)
     for n, rec in enumerate(steps[:-1], 1):
         if rec.terminated or rec.truncated:
             raise TrajectoryError(
                 f"{path}: step {n} ends the episode but {len(steps) - n} more step(s) follow; "
                 "a trajectory holds one episode"
             )
-    # header.env_id was checked against REPLAYABLE_ENV_IDS: nothing from the file is imported
-    env = make_env(env_spec(REPLAYABLE_ENV_IDS[REPLAYABLE_ENV_IDS.index(header.env_id)], **kwargs))
+    # header.env_id was checked against the registered ids: nothing from the file is imported.
+    replayable = replayable_env_ids()
+    env = make_env(env_spec(replayable[replayable.index(header.env_id)], **kwargs))
     base = env.unwrapped
     try:
         if not isinstance(base, WikiSearchEnv):

@@ -7,12 +7,17 @@ or unlocks an unsafe mode:
   that is truncated, not UTF-8, nested too deep, or holds ``NaN``/``Infinity`` is refused;
 - the header and every step are validated by strict pydantic models (no unknown keys, no
   ``"5"`` for an integer, no ``true`` for a number);
-- the env is named only by one of :data:`REPLAYABLE_ENV_IDS` (never by an entry point such as
+- the env is named only by one of wikigym's registered WikiSearch ids (never by an entry point such as
   ``"module:Env"``, which Gymnasium would import), and its arguments must pass
   :class:`WikiSearchReplayArgs`, an allow-list of JSON values with checked types and ranges;
   ``corpus``/``tasks`` are paths of data files, opened as a snapshot and a TaskSet;
 - ``python="unsafe"`` (model code run on the host without a sandbox) is refused unless the
-  caller passes ``trust=True`` (``wikigym replay TRAJ --trust``).
+  caller passes ``trust=True`` (``wikigym replay TRAJ --trust``);
+- every limit the file sets is capped by the replayer's: a sandbox limit (``sandbox``, or the
+  defaults when the file names none) above the replaying side's (:class:`SandboxLimits`'
+  defaults, or what the caller passes: ``wikigym replay TRAJ --sandbox-limits JSON``) is
+  refused unless ``trust=True``; the other numbers (``max_steps``, ``max_calls_per_step``,
+  ``max_obs_chars``, ``search_k``) are capped by the allow-list's fixed ranges.
 
 Every problem is a :class:`~wikigym.errors.TrajectoryError` naming the line and the field.
 """
@@ -20,19 +25,21 @@ Every problem is a :class:`~wikigym.errors.TrajectoryError` naming the line and 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from wikigym.envs.registration import env_version, replayable_env_ids
 from wikigym.envs.rewards import PRESETS
-from wikigym.envs.sandbox import SandboxLimits
-from wikigym.envs.tool_specs import ToolName
 from wikigym.errors import TrajectoryError
+from wikigym.jsonl import json_lines
+from wikigym.sandbox.sandbox import SandboxLimits
 from wikigym.tasks.limits import MAX_K
+from wikigym.tools import tool_names
 
 FORMAT = "wikigym.trajectory/1"
-REPLAYABLE_ENV_IDS: tuple[str, ...] = ("WikiSearch-v0",)  # Calc-v0 records no trajectories
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a 2M-character action with every character escaped fits
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_REPLAY_STEPS = 10_000
@@ -45,20 +52,21 @@ _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class WikiSearchReplayArgs(BaseModel):
-    """The ``WikiSearch-v0`` arguments a trajectory may ask for (what ``spec_kwargs`` holds)."""
+    """The WikiSearch arguments a trajectory may ask for (what ``spec_kwargs`` holds). A value
+    left out (or null) is the recorded id's own (:mod:`wikigym.envs.registration`)."""
 
     model_config = _STRICT
 
     corpus: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     tasks: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
-    max_steps: Annotated[int, Field(ge=1, le=MAX_REPLAY_STEPS)] = 12
-    reward: str = "binary"
-    tool_format: Literal["hermes", "json", "search-r1"] = "hermes"
+    max_steps: Annotated[int, Field(ge=1, le=MAX_REPLAY_STEPS)] | None = None
+    reward: str | None = None
+    tool_format: Literal["hermes", "json", "search-r1"] | None = None
     tools: list[str] | None = None
-    max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] = 1
+    max_calls_per_step: Annotated[int, Field(ge=1, le=MAX_CALLS_PER_STEP)] | None = None
     search_k: Annotated[int, Field(ge=1, le=MAX_K)] | None = None
-    python: Literal["auto", "off", "unsafe"] = "auto"
-    max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] = 16_000
+    python: Literal["auto", "off", "unsafe"] | None = None
+    max_obs_chars: Annotated[int, Field(ge=1, le=MAX_OBS_CHARS)] | None = None
     sandbox: dict[str, Any] | None = None
 
     @field_validator("sandbox")
@@ -69,15 +77,15 @@ class WikiSearchReplayArgs(BaseModel):
 
     @field_validator("reward")
     @classmethod
-    def _preset(cls, value: str) -> str:
-        if value not in PRESETS:
+    def _preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
             raise ValueError(f"must be one of the reward presets {list(PRESETS)}")
         return value
 
     @field_validator("tools")
     @classmethod
     def _tools(cls, value: list[str] | None) -> list[str] | None:
-        names = [t.value for t in ToolName]
+        names = list(tool_names())
         if value is not None and (len(value) > len(names) or not set(value) <= set(names)):
             raise ValueError(f"must be a list of tool names from {names}")
         return value
@@ -132,14 +140,10 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _json_line(raw: bytes, where: str) -> Any:
+def _json_line(text: str, where: str) -> Any:
     """One JSON value; a :class:`TrajectoryError` for anything that is not plain JSON."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError as exc:
-        raise TrajectoryError(
-            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from exc
+        return json.loads(text, parse_constant=_no_constant)
     except RecursionError as exc:
         raise TrajectoryError(f"{where}: JSON nested too deeply to be a trajectory line") from exc
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, integers of > 4300 digits
@@ -155,27 +159,15 @@ def read_lines(path: Path) -> list[tuple[int, Any]]:
     """
     if not path.is_file():
         raise TrajectoryError(f"trajectory file {path} does not exist (or is not a file)")
-    out: list[tuple[int, Any]] = []
-    total = 0
-    try:
-        with path.open("rb") as f:
-            for number in range(1, MAX_REPLAY_STEPS + 3):
-                raw = f.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    return out
-                total += len(raw)
-                if len(raw) > MAX_LINE_BYTES:
-                    raise TrajectoryError(
-                        f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes; "
-                        "not a trajectory written by wikigym"
-                    )
-                if total > MAX_FILE_BYTES:
-                    raise TrajectoryError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-                if raw.strip():
-                    out.append((number, _json_line(raw, f"{path}:{number}")))
-    except OSError as exc:
-        raise TrajectoryError(f"cannot read trajectory file {path}: {exc.strerror}") from exc
-    raise TrajectoryError(f"{path}: more than {MAX_REPLAY_STEPS} steps")
+    lines = json_lines(
+        path,
+        TrajectoryError,
+        what="a trajectory written by wikigym",
+        max_line_bytes=MAX_LINE_BYTES,
+        max_file_bytes=MAX_FILE_BYTES,
+        max_lines=MAX_REPLAY_STEPS + 2,  # the header, the steps, a trailing blank line
+    )
+    return [(number, _json_line(text, f"{path}:{number}")) for number, text in lines]
 
 
 def _validated(model: type[BaseModel], value: Any, where: str) -> Any:
@@ -213,17 +205,31 @@ def load_header_and_steps(path: Path) -> tuple[TrajectoryHeader, list[Trajectory
     return header, steps
 
 
-def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dict[str, Any]:
+def replay_env_args(
+    header: TrajectoryHeader,
+    path: Path,
+    *,
+    trust: bool,
+    sandbox_limits: SandboxLimits | None = None,
+) -> dict[str, Any]:
     """The checked ``gym.make`` arguments of a trajectory's env.
+
+    Args:
+        header: The file's validated header.
+        path: The file (named in errors).
+        trust: Accept ``python="unsafe"`` and any sandbox limits the file asks for.
+        sandbox_limits: The most each sandbox limit of the replay may be; None for
+            :class:`SandboxLimits`' defaults. A file may ask for less, never more.
 
     Raises:
         TrajectoryError: An env id that wikigym does not replay, an argument outside the
-            allow-list, or ``python="unsafe"`` without ``trust``.
+            allow-list, ``python="unsafe"`` or a sandbox limit above ``sandbox_limits``
+            without ``trust``.
     """
-    if header.env_id not in REPLAYABLE_ENV_IDS:
+    if header.env_id not in replayable_env_ids():
         raise TrajectoryError(
             f"{path}: env_id {header.env_id[:80]!r} is not replayable; replay accepts only "
-            f"wikigym's {list(REPLAYABLE_ENV_IDS)} (a file cannot name a module to import)"
+            f"wikigym's {list(replayable_env_ids())} (a file cannot name a module to import)"
         )
     accepted = sorted(WikiSearchReplayArgs.model_fields)
     unknown = sorted(set(header.env_kwargs) - set(accepted))
@@ -235,13 +241,33 @@ def replay_env_args(header: TrajectoryHeader, path: Path, *, trust: bool) -> dic
     args: WikiSearchReplayArgs = _validated(
         WikiSearchReplayArgs, header.env_kwargs, f"{path}: env_kwargs"
     )
-    if args.python == "unsafe" and not trust:
+    pinned = env_version(header.env_id).kwargs
+    if (args.python or pinned.get("python")) == "unsafe" and not trust:
         raise TrajectoryError(
             f"{path} asks for python='unsafe' (model code run on this host without a sandbox); "
             "refused: replay it only if you trust the file, with `wikigym replay TRAJ --trust` "
             "(replay(path, trust=True))"
         )
-    return args.model_dump()
+    if not trust and (args.python or pinned.get("python")) != "off":
+        asked = args.sandbox if args.sandbox is not None else pinned.get("sandbox")
+        _within_ceiling(path, SandboxLimits.from_value(asked), sandbox_limits)
+    # null is the id's own value; corpus and tasks null: the embedded default (the env's).
+    return args.model_dump(exclude_none=True)
+
+
+def _within_ceiling(path: Path, asked: SandboxLimits, ceiling: SandboxLimits | None) -> None:
+    """Refuse sandbox limits a file asks for above the replayer's (the defaults if None)."""
+    most = ceiling if ceiling is not None else SandboxLimits()
+    whose = "the defaults" if ceiling is None else "--sandbox-limits"
+    for f in fields(SandboxLimits):
+        want, cap = getattr(asked, f.name), getattr(most, f.name)
+        if want > cap:
+            raise TrajectoryError(
+                f"{path} asks for sandbox limit {f.name}={want:g}, above this replay's "
+                f"{cap:g} ({whose}); refused: raise the ceiling with `wikigym replay TRAJ "
+                f"--sandbox-limits '{{\"{f.name}\": {want:g}}}'` (replay(path, "
+                "sandbox_limits=...)) or, for a file you made yourself, pass --trust"
+            )
 
 
 __all__ = [
@@ -249,7 +275,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LINE_BYTES",
     "MAX_REPLAY_STEPS",
-    "REPLAYABLE_ENV_IDS",
     "ResetOptions",
     "TrajectoryHeader",
     "TrajectoryStep",

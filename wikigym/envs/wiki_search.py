@@ -1,4 +1,4 @@
-"""``WikiSearch-v0``: answer a question by searching and reading a frozen snapshot.
+"""``WikiSearch-v1``: answer a question by searching and reading a frozen snapshot.
 
 An episode is one task. The first observation is the question and the tool descriptions;
 each action is the model's text, parsed into tool calls (see :mod:`wikigym.envs.actions`);
@@ -25,21 +25,28 @@ from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 
+from wikigym.codes import ErrorCode
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.actions import parse_action
-from wikigym.envs.codes import ErrorCode
-from wikigym.envs.registry import run_tool
-from wikigym.envs.render import render
 from wikigym.envs.results import ActionErrorOutput, NoticeOutput, StepOutput
 from wikigym.envs.rewards import EpisodeOutcome, RewardConfig, compute_reward
-from wikigym.envs.sandbox import PythonSandbox, SandboxLimits
 from wikigym.envs.spaces import UnicodeText
-from wikigym.envs.tool_specs import ToolName, describe_tools
-from wikigym.envs.tools import ToolBox, ToolConfig
-from wikigym.tasks.defaults import resolve_resources
+from wikigym.sandbox import PythonSandbox, SandboxLimits
+from wikigym.tasks.defaults import EmbeddedPin, resolve_resources
 from wikigym.tasks.limits import MAX_K
 from wikigym.tasks.refs import parse_ref
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import (
+    AnswerOutput,
+    ToolBox,
+    ToolConfig,
+    all_tools,
+    describe_tools,
+    get_tool,
+    run_tool,
+    select_tools,
+    tool_names,
+)
 
 ToolFormat = Literal["hermes", "json", "search-r1"]
 PythonMode = Literal["auto", "off", "unsafe"]
@@ -77,7 +84,8 @@ class WikiSearchEnv(gym.Env[str, str]):
         reward: A preset name (``binary``, ``f1``, ``shaped``) or a :class:`RewardConfig`.
         tool_format: Call format described in the first observation (all formats are
             accepted whatever this says).
-        tools: Tool names to enable (default: all).
+        tools: Tool names to enable (default: every registered tool; a registered id pins
+            its list). Listed in the registry's order.
         max_calls_per_step: Tool calls run per action (the rest are a ``too_many_calls``
             error).
         python: ``auto`` runs ``python`` in the namespace sandbox (disabled with a clear
@@ -91,6 +99,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         search_k: Results of a search that names no ``k``: every Search-R1 ``<search>`` tag
             (the tag has no place for one; Search-R1's retriever returns 3) and calls that
             leave it out. None: ``tool_config``'s (5 by default).
+        embedded: The embedded default this env stands for when given no corpus and no
+            tasks (an :class:`~wikigym.tasks.defaults.EmbeddedPin` or its fields): data built
+            that differs is refused. None: whatever this wikigym builds. Every registered id
+            pins one (:mod:`wikigym.envs.registration`).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
@@ -98,12 +110,12 @@ class WikiSearchEnv(gym.Env[str, str]):
 
     @staticmethod
     def steps_can_wait(kwargs: Mapping[str, Any]) -> bool:
-        """Whether a step of an env made with ``kwargs`` can wait on a subprocess: only the
-        ``python`` tool does (the sandbox); search, open, find and answer are in-process CPU
-        work (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
+        """Whether a step of an env made with ``kwargs`` can wait on a subprocess: only a tool
+        that runs code in the sandbox does (``python``); search, open, find and answer are
+        in-process CPU work (see :func:`wikigym.envs.recipe.steps_can_wait`)."""
         if kwargs.get("python", "auto") == "off":
             return False
-        return ToolName.PYTHON in _tool_names(kwargs.get("tools"))
+        return any(get_tool(t).uses_sandbox for t in _tool_names(kwargs.get("tools")))
 
     def __init__(
         self,
@@ -120,6 +132,7 @@ class WikiSearchEnv(gym.Env[str, str]):
         tool_config: ToolConfig | None = None,
         render_mode: str | None = None,
         search_k: int | None = None,
+        embedded: EmbeddedPin | Mapping[str, str] | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -134,7 +147,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         limits = SandboxLimits.from_value(sandbox)
-        self.snapshot, self.tasks = resolve_resources(corpus, tasks)
+        self.snapshot, self.tasks = resolve_resources(
+            corpus, tasks, pin=EmbeddedPin.from_value(embedded)
+        )
         # JSON-able arguments that re-create this env (for trajectories and replay).
         self.spec_kwargs: dict[str, Any] = {
             "corpus": None if corpus is None else str(self.snapshot.path),
@@ -158,10 +173,10 @@ class WikiSearchEnv(gym.Env[str, str]):
         )
         self.tool_format = tool_format
         self.tools = _tool_names(tools)
-        if python == "off" and ToolName.PYTHON in self.tools:
-            self.tools = tuple(t for t in self.tools if t is not ToolName.PYTHON)
+        if python == "off":
+            self.tools = tuple(t for t in self.tools if not get_tool(t).uses_sandbox)
         python_sandbox = None
-        if ToolName.PYTHON in self.tools:
+        if any(get_tool(t).uses_sandbox for t in self.tools):
             python_sandbox = PythonSandbox(limits, allow_unsafe=python == "unsafe")
         tool_config = tool_config or ToolConfig()
         if search_k is not None:
@@ -183,11 +198,17 @@ class WikiSearchEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode: the task named in ``options["task_id"]``, else one drawn with
-        ``self.np_random``."""
-        super().reset(seed=seed)
+        ``self.np_random``.
+
+        Raises:
+            TaskSetError: ``options["task_id"]`` is not in the TaskSet; the env is left as it
+                was (the episode in progress, if any, goes on; the RNG is not reseeded).
+        """
         options = options or {}
-        if "task_id" in options:
-            task = self.tasks.get(str(options["task_id"]))
+        named = self.tasks.get(str(options["task_id"])) if "task_id" in options else None
+        super().reset(seed=seed)
+        if named is not None:
+            task = named
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
         self._episode = _Episode(task=task)
@@ -212,13 +233,13 @@ class WikiSearchEnv(gym.Env[str, str]):
         outputs: list[StepOutput] = []
         step_errors: list[ErrorCode] = []
         called: list[str] = []
-        answer = None
+        answer: AnswerOutput | None = None
         for error in parsed.errors:
             ep.errors[error.code] += 1
             step_errors.append(error.code)
             outputs.append(ActionErrorOutput(error.code, error.message))
         for call in parsed.calls:
-            called.append(call.name.value)
+            called.append(call.name)
             result = run_tool(self.toolbox, call.name, call.args, seed=self._python_seed())
             ep.seen.update(result.seen)
             if result.error is not None:
@@ -237,7 +258,7 @@ class WikiSearchEnv(gym.Env[str, str]):
             reward = self._finish(ep, answer, truncated, info)
         if terminated and not outputs:
             outputs.append(NoticeOutput("(episode finished)"))
-        obs = "\n\n".join(render(out) for out in outputs)
+        obs = "\n\n".join(out.render() for out in outputs)
         if truncated:
             notice = (
                 f"The step budget ({self.max_steps}) is spent; the episode ends without an answer."
@@ -251,6 +272,15 @@ class WikiSearchEnv(gym.Env[str, str]):
 
     def render(self) -> str | None:
         return self._last_obs if self.render_mode == "ansi" else None
+
+    def step_can_wait(self, action: str) -> bool:
+        """Whether :meth:`step` of ``action`` would run the sandbox (tools that use it are
+        the only ones that wait on a subprocess): the action parsed as ``step`` parses it,
+        nothing run."""
+        if self.toolbox.sandbox is None or not isinstance(action, str | bytes):
+            return False
+        parsed = parse_action(action, max_calls=self.max_calls_per_step, tools=self.tools)
+        return any(get_tool(call.name).uses_sandbox for call in parsed.calls)
 
     # ---- internals ------------------------------------------------------------------
     def _python_seed(self) -> int:
@@ -308,7 +338,9 @@ class WikiSearchEnv(gym.Env[str, str]):
         page = self.snapshot.page(n)
         return None if page is None else page.text
 
-    def _finish(self, ep: _Episode, answer: Any, truncated: bool, info: dict[str, Any]) -> float:
+    def _finish(
+        self, ep: _Episode, answer: AnswerOutput | None, truncated: bool, info: dict[str, Any]
+    ) -> float:
         citations = tuple(_canonical_ref(c) for c in answer.citations) if answer is not None else ()
         outcome = EpisodeOutcome(
             answer=None if answer is None else answer.text,
@@ -339,17 +371,18 @@ def _canonical_ref(ref: str) -> str:
     return ref.strip() if parsed is None else f"{parsed[0]}{parsed[1]}"
 
 
-def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[ToolName, ...]:
+def _tool_names(tools: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The tools enabled, in listing order (default: every registered tool)."""
     if tools is None:
-        return tuple(ToolName)
-    out = []
+        return tool_names()
+    known = tool_names()
     for name in tools:
-        try:
-            out.append(ToolName(name))
-        except ValueError:
-            raise ValueError(
-                f"unknown tool {name!r}; expected some of {[t.value for t in ToolName]}"
-            ) from None
-    if ToolName.ANSWER not in out:
-        raise ValueError("the answer tool must be enabled: it is how an episode ends")
-    return tuple(t for t in ToolName if t in out)
+        if name not in known:
+            raise ValueError(f"unknown tool {name!r}; expected some of {list(known)}")
+    chosen = select_tools(tools)
+    if not any(t.ends_episode for t in chosen):
+        ending = [t.name for t in all_tools() if t.ends_episode]
+        raise ValueError(
+            f"the {' or '.join(ending)} tool must be enabled: it is how an episode ends"
+        )
+    return tuple(t.name for t in chosen)

@@ -1,4 +1,4 @@
-"""Context wrappers for ``WikiSearch-v0``: the whole conversation as the observation, managed or not.
+"""Context wrappers for ``WikiSearch-v1``: the whole conversation as the observation, managed or not.
 
 The env's observation is one step's tool output; an agent that is not a chat model needs the
 conversation so far. Both wrappers return it as one text and pass ``reward``, ``terminated``,
@@ -33,10 +33,12 @@ import gymnasium as gym
 from wikigym.corpora.index import ENGLISH_STOPWORDS, Hit, query_terms
 from wikigym.corpora.passages import split_sentences
 from wikigym.envs.actions import parse_action
-from wikigym.envs.render import render
-from wikigym.envs.results import FindOutput, PageOutput, SearchOutput, StepOutput
+from wikigym.envs.results import StepOutput
 from wikigym.envs.spaces import UnicodeText
 from wikigym.tasks.refs import page_ref, passage_ref
+from wikigym.tools.find import FindOutput
+from wikigym.tools.open import PageOutput
+from wikigym.tools.search import SearchOutput
 
 #: Size bound for transcripts of envs that do not tell their own bounds.
 FALLBACK_MAX_CHARS = 1 << 30
@@ -86,7 +88,7 @@ class Segment:
 
 def segment_of(output: StepOutput) -> Segment:
     """The :class:`Segment` of one structured output."""
-    text = render(output)
+    text = output.render()
     head = text.split("\n", 1)[0]
     if isinstance(output, SearchOutput):
         return Segment("search", text, head, query=output.query, hits=output.hits)
@@ -198,9 +200,7 @@ def compact_action(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     parsed = parse_action(text, max_calls=8)
-    parts = [
-        f"{c.name.value}({c.args.model_dump_json(exclude_defaults=True)})" for c in parsed.calls
-    ]
+    parts = [f"{c.name}({c.args.model_dump_json(exclude_defaults=True)})" for c in parsed.calls]
     parts += [f"({e.code})" for e in parsed.errors]
     return clip("; ".join(parts), limit)
 
@@ -414,7 +414,7 @@ class ManagedContext(_TurnRecorder):
        them above it plus ~100 characters per turn for the actions.
 
     Args:
-        env: A text env whose observations are :mod:`wikigym.envs.tools` outputs.
+        env: A text env whose observations are :mod:`wikigym.tools` outputs.
         budget_chars: Most characters of an observation; None for no character budget.
         keep_last: How many of the latest results stay verbatim (>= 0).
         budget_tokens: Most tokens of an observation, counted by ``count_tokens``.

@@ -1,4 +1,4 @@
-"""wikigym.eval: run agents on WikiSearch-v0 tasks and report success by level.
+"""wikigym.eval: run agents on WikiSearch-v1 tasks and report success by level.
 
 - :mod:`wikigym.eval.agents`: the :class:`Agent` protocol, the oracle agent and
   :func:`make_agent` (``oracle``, ``heuristic``, ``openai:URL``, ``hf:PATH``).

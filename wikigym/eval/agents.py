@@ -5,8 +5,10 @@ first observation of an episode (the task prompt: instructions, tools and the qu
 then :meth:`Agent.act` is called with the latest observation (on the first call, that same
 prompt) and returns the next action (a ``<tool_call>`` or any text the env parses).
 
-Only agents that set ``privileged = True`` (the oracle) receive the :class:`Task`; the
-runner passes ``None`` to every other agent, so a baseline cannot read the answer.
+Only agents that set ``privileged = True`` (the oracle) receive the :class:`Task`; an agent
+that sets ``sees_query = True`` (the reference planner) receives the task's question and
+formal query alone (:func:`wikigym.eval.runner.query_view`); the runner passes ``None`` to
+every other agent, so a baseline cannot read the answer.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import format_tool_call
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
+from wikigym.tools import format_tool_call
 
 
 @runtime_checkable

@@ -13,42 +13,32 @@ from pathlib import Path
 
 from wikigym.eval.factory import make_agent
 from wikigym.eval.runner import run_eval
-from wikigym.tasks.episode_runner import Outcome
+from wikigym.tasks.hooks import EpisodeRequest, Outcome
 from wikigym.tasks.taskset import TaskSet
 
 
-class EvalEpisodeRunner:
-    """eval's :class:`~wikigym.tasks.episode_runner.EpisodeRunner`."""
-
-    def run(
-        self,
-        tasks_file: Path,
-        *,
-        agent: str,
-        k: int,
-        seed: int,
-        corpus: str | None,
-        max_steps: int,
-        temperature: float,
-        model: str | None,
-    ) -> dict[str, list[Outcome]]:
-        """Each task's ``(success, reward)`` over ``k`` runs (see the module docstring)."""
-        n = len(TaskSet.load(tasks_file))
-        outcomes: dict[str, list[Outcome]] = {}
-        with tempfile.TemporaryDirectory(prefix="wikigym-calibrate-") as tmp:
-            for r in range(k):
-                player = make_agent(
-                    agent, seed=seed + r, model=model, max_steps=max_steps, temperature=temperature
-                )
-                run = run_eval(
-                    player,
-                    tasks_file,
-                    Path(tmp) / f"run{r}",
-                    agent_name=agent,
-                    corpus=corpus,
-                    max_steps=max_steps,
-                    seed=seed + r * n,
-                )
-                for record in run.records:
-                    outcomes.setdefault(record.task_id, []).append((record.success, record.reward))
-        return outcomes
+def run_episodes(req: EpisodeRequest) -> dict[str, list[Outcome]]:
+    """Each task's ``(success, reward)`` over ``req.k`` runs (see the module docstring)."""
+    n = len(TaskSet.load(req.tasks_file))
+    outcomes: dict[str, list[Outcome]] = {}
+    with tempfile.TemporaryDirectory(prefix="wikigym-calibrate-") as tmp:
+        for r in range(req.k):
+            player = make_agent(
+                req.agent,
+                seed=req.seed + r,
+                model=req.model,
+                max_steps=req.max_steps,
+                temperature=req.temperature,
+            )
+            run = run_eval(
+                player,
+                req.tasks_file,
+                Path(tmp) / f"run{r}",
+                agent_name=req.agent,
+                corpus=req.corpus,
+                max_steps=req.max_steps,
+                seed=req.seed + r * n,
+            )
+            for record in run.records:
+                outcomes.setdefault(record.task_id, []).append((record.success, record.reward))
+    return outcomes

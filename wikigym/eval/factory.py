@@ -9,7 +9,7 @@ from __future__ import annotations
 from wikigym.errors import EvalError
 from wikigym.eval.agents import Agent, OracleAgent
 
-AGENT_SPECS = ("oracle", "heuristic", "openai:URL", "hf:PATH")
+AGENT_SPECS = ("oracle", "heuristic", "reference", "openai:URL", "hf:PATH")
 
 
 def make_agent(
@@ -25,12 +25,13 @@ def make_agent(
     """Build an agent from its command-line spec.
 
     Args:
-        spec: ``oracle``, ``heuristic``, ``openai:URL`` (an OpenAI-compatible endpoint,
+        spec: ``oracle``, ``heuristic``, ``reference`` (plans from the task's query,
+            :mod:`wikigym.eval.reference`), ``openai:URL`` (an OpenAI-compatible endpoint,
             e.g. ``openai:http://127.0.0.1:8000/v1``) or ``hf:PATH`` (a local transformers
             model directory).
         seed: Sampling seed passed to model-driven agents.
         model: Model name sent to an OpenAI-compatible endpoint (default: ``default``).
-        timeout_s: Per-request timeout of the OpenAI agent.
+        timeout_s: The OpenAI agent's deadline per request (connect to last byte).
         max_new_tokens: Generation budget per turn of model-driven agents.
         max_steps: The env's step budget (the heuristic answers before it is spent).
         temperature: Sampling temperature of model-driven agents (0: greedy).
@@ -44,6 +45,10 @@ def make_agent(
         from wikigym.eval.heuristic import HeuristicAgent
 
         return HeuristicAgent(max_steps=max_steps)
+    if spec == "reference":
+        from wikigym.eval.reference import ReferenceAgent
+
+        return ReferenceAgent(max_steps=max_steps)
     kind, _, target = spec.partition(":")
     if kind == "openai" and target:
         from wikigym.eval.openai_agent import OpenAIAgent

@@ -34,10 +34,13 @@ from dataclasses import dataclass, field
 
 from wikigym.corpora.index import ENGLISH_STOPWORDS
 from wikigym.corpora.passages import split_sentences
-from wikigym.envs.results import PageOutput, SearchOutput, StepOutput, ToolErrorOutput
+from wikigym.envs.results import StepOutput
 from wikigym.eval.agents import tool_call
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import Task
+from wikigym.tools import ToolErrorOutput
+from wikigym.tools.open import PageOutput
+from wikigym.tools.search import SearchOutput
 
 MONTHS = (
     "january",

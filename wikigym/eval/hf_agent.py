@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
 from wikigym.tasks.taskset import Task
+from wikigym.tools import openai_tools_schema
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>", re.DOTALL)
 

@@ -8,25 +8,58 @@ a reply without tool calls is passed to the env as text (the env reports ``no_to
 or parses tags in it). The observation that follows a tool call goes back as a ``tool``
 message with that call's id, any other observation as a ``user`` message.
 
-Standard library only (``urllib``). ``OPENAI_API_KEY``, when set, is sent as a bearer token.
+``OPENAI_API_KEY``, when set, is sent as a bearer token, to the URL's origin only. The
+server is not trusted: :mod:`wikigym.eval.bounded_http` bounds the exchange (no redirect to
+another origin, a reply size cap, one deadline per request), and a reply that is not a chat
+completion of the expected shape is an :class:`~wikigym.errors.EvalError` of one line.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wikigym.envs.results import StepOutput
-from wikigym.envs.tool_specs import openai_tools_schema
 from wikigym.errors import EvalError
+from wikigym.eval.bounded_http import DEFAULT_MAX_REPLY_BYTES, post_json
 from wikigym.tasks.taskset import Task
+from wikigym.tools import openai_tools_schema
 
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+# The part of a chat completion the agent reads; servers add fields, which are ignored.
+_READ = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Function(BaseModel):
+    model_config = _READ
+    name: str = ""
+    arguments: str | dict[str, Any] = "{}"
+
+
+class _ToolCall(BaseModel):
+    model_config = _READ
+    id: str | None = None
+    function: _Function = _Function()
+
+
+class _Message(BaseModel):
+    model_config = _READ
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(BaseModel):
+    model_config = _READ
+    message: _Message
+
+
+class _Completion(BaseModel):
+    model_config = _READ
+    choices: Annotated[list[_Choice], Field(min_length=1)]
 
 
 class OpenAIAgent:
@@ -39,8 +72,12 @@ class OpenAIAgent:
         seed: Sent as ``seed`` (servers that support it sample reproducibly).
         temperature: Sampling temperature (0: greedy where supported).
         max_tokens: Generation budget per turn.
-        timeout_s: Per-request timeout.
-        retries: Extra attempts on connection errors and 429/5xx replies.
+        timeout_s: The deadline of each request, from connecting to the reply's last byte.
+        retries: Extra attempts on connection errors, deadlines and 429/5xx replies.
+        max_reply_bytes: The largest reply accepted.
+
+    Raises:
+        EvalError: A URL that is not ``http(s)://HOST...`` (from ``act``: an unusable reply).
     """
 
     privileged = False
@@ -55,10 +92,15 @@ class OpenAIAgent:
         max_tokens: int = 512,
         timeout_s: float = 120.0,
         retries: int = 2,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
+        try:
+            host = httpx.URL(base_url).host
+        except httpx.InvalidURL:
+            host = ""
+        if not base_url.startswith(("http://", "https://")) or not host:
             raise EvalError(
-                f"openai agent URL must start with http:// or https://, got {base_url!r} "
+                f"openai agent URL must start with http:// or https:// and name a host, got {base_url!r} "
                 "(e.g. openai:http://127.0.0.1:8000/v1)"
             )
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -68,6 +110,7 @@ class OpenAIAgent:
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.retries = retries
+        self.max_reply_bytes = max_reply_bytes
         self.name = f"openai:{base_url}"
         self._tools = openai_tools_schema()
         self._messages: list[dict[str, Any]] = []
@@ -89,17 +132,16 @@ class OpenAIAgent:
                 self._messages.append({"role": "user", "content": observation})
         self._turn += 1
         message = self._complete()
-        calls = message.get("tool_calls") or []
-        content = message.get("content") or ""
+        calls = message.tool_calls or []
+        content = message.content or ""
         if not calls:
             self._pending_call_id = None
             self._messages.append({"role": "assistant", "content": content})
             return content
         call = calls[0]
-        function = call.get("function") or {}
-        name = function.get("name", "")
-        raw_args = function.get("arguments", "{}")
-        call_id = call.get("id") or f"call_{self._turn}"
+        name = call.function.name
+        raw_args = call.function.arguments
+        call_id = call.id or f"call_{self._turn}"
         self._pending_call_id = call_id
         self._messages.append(
             {
@@ -116,7 +158,7 @@ class OpenAIAgent:
         )
         return _as_action(name, raw_args)
 
-    def _complete(self) -> dict[str, Any]:
+    def _complete(self) -> _Message:
         """POST the conversation; the reply's first choice's message."""
         body = {
             "model": self.model,
@@ -128,44 +170,26 @@ class OpenAIAgent:
             "max_tokens": self.max_tokens,
         }
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
+        headers = {}
         if key := os.environ.get("OPENAI_API_KEY"):
             headers["Authorization"] = f"Bearer {key}"
-        for attempt in range(self.retries + 1):
-            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    payload = response.read()
-                break
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", errors="replace")
-                if exc.code in _RETRY_STATUS and attempt < self.retries:
-                    time.sleep(0.5 * (attempt + 1))
-                    continue
-                raise EvalError(
-                    f"{self.url} answered HTTP {exc.code}: {detail or exc.reason}; check the "
-                    "URL, the --model name and the server log"
-                ) from exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                if attempt < self.retries:
-                    time.sleep(0.5 * (attempt + 1))
-                    continue
-                reason = getattr(exc, "reason", exc)
-                raise EvalError(
-                    f"cannot reach {self.url} ({reason}) after {self.retries + 1} attempts; is "
-                    f"the server running? (timeout {self.timeout_s:g} s, see --timeout)"
-                ) from exc
+        payload = post_json(
+            self.url,
+            data,
+            headers=headers,
+            timeout_s=self.timeout_s,
+            retries=self.retries,
+            max_reply_bytes=self.max_reply_bytes,
+        )
         try:
-            reply = json.loads(payload)
-            message = reply["choices"][0]["message"]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+            return _Completion.model_validate_json(payload).choices[0].message
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the reply"
             raise EvalError(
                 f"{self.url} returned no chat completion (expected JSON with "
-                f"choices[0].message), got: {payload[:200]!r}"
-            ) from exc
-        if not isinstance(message, dict):
-            raise EvalError(f"{self.url}: choices[0].message is not an object: {message!r}")
-        return message
+                f"choices[0].message): {where}: {first['msg']}; got {payload[:200]!r}"
+            ) from None
 
 
 def _as_action(name: str, raw_args: Any) -> str:

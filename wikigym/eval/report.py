@@ -13,14 +13,13 @@ tool or parse error, over all steps), ``truncation_rate``, ``mean_reward``,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from wikigym.eval.levels import ordered_levels
 from wikigym.eval.runner import HALLUCINATION_TYPES, EpisodeRecord, EvalRun
 
 FORMAT = "wikigym.eval/1"
-LEVEL_ORDER: tuple[str, ...] = ("easy", "medium", "hard", "phd")
 PLOTS: tuple[str, ...] = (
     "success_by_level.png",
     "f1_by_level.png",
@@ -32,13 +31,6 @@ PLOTS: tuple[str, ...] = (
 
 def _r(x: float) -> float:
     return round(float(x), 6) + 0.0
-
-
-def ordered_levels(levels: Iterable[str]) -> list[str]:
-    """Known levels in difficulty order, then the others alphabetically."""
-    present = set(levels)
-    known = [lv for lv in LEVEL_ORDER if lv in present]
-    return known + sorted(present - set(LEVEL_ORDER))
 
 
 def level_stats(records: list[EpisodeRecord]) -> dict[str, Any]:
@@ -144,7 +136,16 @@ def _plots(summary: dict[str, Any], out_dir: Path) -> list[Path]:
     ax.set_xticklabels([h.replace("_", "\n") for h in HALLUCINATION_TYPES], fontsize=8)
     ax.set_ylabel("count")
     ax.set_title(f"hallucinations by type ({summary['agent']})", fontsize=9)
-    if levels:
+    most = max((stats[lv]["hallucinations"][h] for lv in levels for h in HALLUCINATION_TYPES),
+               default=0)  # fmt: skip
+    ax.set_ylim(0, max(1, most) * 1.15)  # counts: never a negative axis, even when all are 0
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if most == 0:
+        ax.text(0.5, 0.5, "no hallucinations in any episode", transform=ax.transAxes,
+                ha="center", va="center", fontsize=10, color="#555555")  # fmt: skip
+    elif levels:
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out_dir / "hallucinations.png", metadata={"Software": None})
@@ -220,8 +221,9 @@ def _markdown(summary: dict[str, Any], run: EvalRun) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(run: EvalRun, out_dir: str | Path) -> dict[str, Any]:
-    """Write ``summary.json``, ``episodes.jsonl``, ``report.md`` and the plots.
+def write_report(run: EvalRun, out_dir: str | Path, *, viewer: bool = True) -> dict[str, Any]:
+    """Write ``summary.json``, ``episodes.jsonl``, ``report.md``, the plots and (``viewer``)
+    ``index.html``, the episode viewer (:mod:`wikigym.eval.viewer`).
 
     Returns:
         The summary (as written to ``summary.json``).
@@ -235,4 +237,47 @@ def write_report(run: EvalRun, out_dir: str | Path) -> dict[str, Any]:
             f.write(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n")
     _plots(summary, out_dir)
     (out_dir / "report.md").write_text(_markdown(summary, run), encoding="utf-8")
+    if viewer:
+        from wikigym.eval.viewer import write_run_page
+
+        write_run_page(out_dir)  # index.html: the episodes, read in a browser
     return summary
+
+
+def agents_plot(summaries: dict[str, dict[str, Any]], out: str | Path) -> Path:
+    """Success rate by level of several agents side by side, with 95% intervals (the demo's
+    oracle and heuristic): one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from wikigym.eval.stats import wilson
+
+    levels = ordered_levels(lv for s in summaries.values() for lv in s["levels"])
+    groups = [*levels, "overall"]
+    width = 0.8 / max(len(summaries), 1)
+    fig, ax = plt.subplots(figsize=(7, 3.4), dpi=100)
+    for i, (name, summary) in enumerate(summaries.items()):
+        stats = [summary["levels"].get(lv) or summary["overall"] for lv in levels]
+        stats.append(summary["overall"])
+        rates = [s["success_rate"] for s in stats]
+        bounds = [wilson(s["successes"], s["episodes"]) for s in stats]
+        # Never below 0: a rate is rounded for the report, its interval is not.
+        low = [max(0.0, r - b[0]) for r, b in zip(rates, bounds, strict=True)]
+        high = [max(0.0, b[1] - r) for r, b in zip(rates, bounds, strict=True)]
+        xs = [x + (i - (len(summaries) - 1) / 2) * width for x in range(len(groups))]
+        ax.bar(xs, rates, width, yerr=[low, high], capsize=3, label=name)
+        for x, r in zip(xs, rates, strict=True):
+            ax.text(x, r + 0.02, f"{r:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups)
+    ax.set_ylim(0.0, 1.12)
+    ax.set_ylabel("success rate")
+    ax.set_title("success by level, 95% intervals (Wilson)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, metadata={"Software": None})
+    plt.close(fig)
+    return out

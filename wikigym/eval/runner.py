@@ -1,4 +1,4 @@
-"""Run an agent on WikiSearch-v0 episodes and record replayable trajectories.
+"""Run an agent on WikiSearch-v1 episodes and record replayable trajectories.
 
 Episode ``i`` runs one task with ``reset(seed=seed + i, options={"task_id": ...})``: every
 task once, in TaskSet order, or ``episodes`` of them (a seeded sample when fewer than the
@@ -17,8 +17,9 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.recipe import env_spec, make_env
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.replay import RecordTrajectory
 from wikigym.envs.wiki_search import WikiSearchEnv
 from wikigym.errors import EvalError
@@ -80,6 +81,22 @@ class EvalRun:
     no_oracle: tuple[str, ...] = ()  # tasks run that carry no oracle trajectory, in order
 
 
+HIDDEN_ANSWER = "(hidden)"
+
+
+def query_view(task: Task) -> Task:
+    """What an agent that plans from the query's structure is told (``sees_query``): the
+    question and the formal query, without the answer, its type, the evidence, the rubric,
+    the oracle or the difficulty (an unanswerable task looks like any other)."""
+    return Task(
+        task_id=task.task_id,
+        question=task.question,
+        answer=HIDDEN_ANSWER,
+        query=task.query,
+        snapshot_id=task.snapshot_id,
+    )
+
+
 def choose_tasks(tasks: TaskSet, episodes: int | None, seed: int) -> list[Task]:
     """The tasks of each episode, in order (see the module docstring)."""
     if episodes is None:
@@ -117,7 +134,8 @@ def run_eval(
     """Run ``agent`` on the tasks of ``tasks_file`` over ``corpus``.
 
     Args:
-        agent: The agent (receives the task only when ``agent.privileged`` is true).
+        agent: The agent (receives the task only when ``agent.privileged`` is true; its
+            query alone, :func:`query_view`, when ``agent.sees_query`` is).
         tasks_file: TaskSet file (``.jsonl``/``.parquet``).
         out_dir: Report folder; trajectories go to ``out_dir/trajectories``.
         agent_name: The agent's spec, recorded in the results.
@@ -142,7 +160,7 @@ def run_eval(
     folder = Path(out_dir) / "trajectories"
     _clear_old_trajectories(folder)
     spec = env_spec(
-        "WikiSearch-v0",
+        WIKI_SEARCH,
         corpus=None if corpus is None else str(Path(corpus).resolve()),
         tasks=str(tasks_file),
         max_steps=max_steps,
@@ -154,13 +172,14 @@ def run_eval(
     assert isinstance(unwrapped, WikiSearchEnv)  # the recipe above names it
     taskset: TaskSet = unwrapped.tasks
     privileged = bool(getattr(agent, "privileged", False))
+    sees_query = bool(getattr(agent, "sees_query", False))
     records: list[EpisodeRecord] = []
     started = time.perf_counter()
     chosen = choose_tasks(taskset, episodes, seed)
     for index, task in enumerate(chosen):
         t0 = time.perf_counter()
         obs, info = env.reset(seed=seed + index, options={"task_id": task.task_id})
-        agent.reset(obs, task if privileged else None)
+        agent.reset(obs, task if privileged else query_view(task) if sees_query else None)
         terminated = truncated = False
         steps_with_error = 0
         reward_value: SupportsFloat = 0.0

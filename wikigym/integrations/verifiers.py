@@ -1,14 +1,17 @@
 """verifiers (v1 API): wikigym as an environment module that ``vf-eval`` loads.
 
-``vf-eval wikigym.integrations.verifiers --env.taskset.env-id WikiSearch-v0 ...`` loads this
+``vf-eval wikigym.integrations.verifiers --env.taskset.env-id WikiSearch-v1 ...`` loads this
 module as the taskset package: :class:`WikigymTaskset` yields one task per wikigym task
 (Calc-v0: one per seed), :class:`WikigymEnv` plays each episode with the env itself as the
 run's user (the model's reply is the action, the env's observation the next user turn,
-as verifiers' TextArena env does), and the env's reward is the rollout's reward ``wikigym`` (its components, the
-mask and how the episode ended in the trace's ``info``). The tools are the env's own: the first observation describes them
-from the env's tool registry and the env parses the calls from the reply, so a rollout
-needs no tool server. The harness is a plain chat loop run in a local subprocess.
-Install with ``wikigym[verifiers]``.
+as verifiers' TextArena env does), and the env's reward is the rollout's reward ``wikigym`` (its
+components, the mask and how the episode ended in the trace's ``info``). An episode the env
+masks (step budget spent without an answer) stops with verifiers' ``max_turns`` condition, so
+``trace.is_truncated`` (what verifiers' trainers read to leave a rollout out) is true. The
+tools are the env's own: the first observation describes them from the env's tool registry
+and the env parses the calls from the reply, so a rollout needs no tool server. The harness
+is a plain chat loop run in a local subprocess. Install from a wikigym checkout with
+``pip install -e '.[verifiers]'``.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ try:
     from verifiers.v1.harnesses.null.harness import NullHarness, NullHarnessConfig
 except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError(
-        f"wikigym.integrations.verifiers needs verifiers ({exc}); pip install 'wikigym[verifiers]'"
+        f"wikigym.integrations.verifiers needs verifiers ({exc}); from a wikigym checkout: "
+        "pip install -e '.[verifiers]'"
     ) from exc
 
 
@@ -34,7 +38,7 @@ class WikigymTasksetConfig(vf.TasksetConfig):
     """``--env.taskset.*``: which wikigym env and episodes."""
 
     env_id: str = DEFAULT_ENV_ID
-    """``WikiSearch-v0`` or ``Calc-v0``."""
+    """``WikiSearch-v1`` or ``Calc-v0``."""
     corpus: str | None = None
     """Snapshot directory (None: the embedded default world)."""
     tasks: str | None = None
@@ -119,6 +123,10 @@ class WikigymEnv(vf.Env[WikigymEnvConfig]):
                 steps += 1
                 if terminated or truncated:
                     end = "answered" if terminated else "budget_spent"
+                    if truncated:
+                        # The env's step budget is a turn cap: verifiers' own truncation,
+                        # which its trainers read (trace.is_truncated) to leave it out.
+                        interaction.trace.stop("max_turns")
                     break
                 segment = await interaction.turn(obs)
         env.close()
@@ -128,7 +136,9 @@ class WikigymEnv(vf.Env[WikigymEnvConfig]):
         trace.info["wikigym_steps"] = steps
         trace.info["wikigym_task_id"] = last.get("task_id", info["task_id"])
         trace.info["reward_components"] = dict(last.get("reward_components") or {})
-        trace.info["mask"] = end != "answered"  # no answer: the env's mask, or cut short
+        # No answer: the env's mask (stop_condition "max_turns" above), or cut short by
+        # verifiers' own caps (which set their stop condition themselves).
+        trace.info["mask"] = end != "answered"
 
 
 __all__ = [

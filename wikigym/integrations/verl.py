@@ -3,11 +3,16 @@
 verl builds an agent loop per sample and its tool classes per call, so neither can keep an
 episode between turns; this loop holds the env for the whole sample instead. Each turn the
 model's tokens are decoded and given to ``env.step``; the observation comes back as the next
-user message. ``response_mask`` is 1 on the model's tokens and 0 on the observations' (and
-on the chat template's tokens around them); ``reward_score`` is the env's reward, so verl
-needs no reward function. The env is named in the agent-loop config (see
-``docs/integrations.md``); each dataset row's ``extra_info`` carries ``task_id`` and
-``seed``. Install with ``wikigym[verl]`` in its own environment (verl pins transformers).
+user message, rendered and appended alone (as verl's ``ToolAgentLoop`` appends its tool
+messages), so the context holds each turn once. ``response_mask`` is 1 on the model's tokens
+and 0 on the observations' (and on the chat template's tokens around them), and all 0 for an
+episode that ended without an answer (the env's mask: step budget spent; or cut by
+``response_length``): verl leaves a fully masked sequence out of the policy loss.
+``reward_score`` is the env's reward, so verl needs no reward function. The env is named in
+the agent-loop config (see ``docs/integrations.md``); each dataset row's ``extra_info``
+carries ``task_id``, ``seed`` and the snapshot and TaskSet ids (a row of other data is
+refused). Install from a wikigym checkout with ``pip install -e '.[verl]'`` in its own
+environment (verl pins transformers).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from uuid import uuid4
 
 from wikigym.integrations.common import (
     DEFAULT_ENV_ID,
-    episode_rows,
-    ids_of,
+    EpisodeRow,
+    check_row,
+    dataset_rows,
     make_env,
     plain,
     reset_row,
@@ -35,7 +41,8 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError(
-        f"wikigym.integrations.verl needs verl ({exc}); pip install 'wikigym[verl]'"
+        f"wikigym.integrations.verl needs verl ({exc}); from a wikigym checkout, in its own "
+        "venv: pip install -e '.[verl]'"
     ) from exc
 
 AGENT_NAME = "wikigym"
@@ -46,7 +53,7 @@ class WikigymAgentLoop(AgentLoopBase):
     """verl's agent loop over a wikigym env.
 
     Args:
-        env_id: ``WikiSearch-v0`` or ``Calc-v0``.
+        env_id: ``WikiSearch-v1`` or ``Calc-v0``.
         corpus: Snapshot directory (None: the embedded default world).
         tasks: TaskSet file (None: the corpus's default tasks).
         env_kwargs: Other arguments of the env (``max_steps``, ``python``, ...).
@@ -75,11 +82,24 @@ class WikigymAgentLoop(AgentLoopBase):
         env = await self.loop.run_in_executor(
             None, lambda: make_env(self.env_id, **self.env_config)
         )
-        obs, _ = await self.loop.run_in_executor(
-            None, reset_row, env, extra.get("task_id"), extra.get("seed")
-        )
-        raw = row.get("raw_prompt")
-        messages = plain(list(raw)) if raw is not None and len(raw) else []
+        try:
+            check_row(env, extra)
+            obs, _ = await self.loop.run_in_executor(
+                None, reset_row, env, extra.get("task_id"), extra.get("seed")
+            )
+            return await self._play(env, obs, extra, sampling_params, row.get("raw_prompt"))
+        finally:
+            env.close()
+
+    async def _play(
+        self,
+        env: Any,
+        obs: str,
+        extra: dict[str, Any],
+        sampling_params: dict[str, Any],
+        raw_prompt: Any,
+    ) -> AgentLoopOutput:
+        messages = plain(list(raw_prompt)) if raw_prompt is not None and len(raw_prompt) else []
         messages = messages or [{"role": "user", "content": obs}]
         ids: list[int] = list(await self.ct_build_initial_tokens(messages))
         mask: list[int] = []
@@ -106,28 +126,30 @@ class WikigymAgentLoop(AgentLoopBase):
             obs, reward, terminated, truncated, info = await self.loop.run_in_executor(
                 None, env.step, text
             )
+            # As verl's ToolAgentLoop: the model's message joins the chat as its tokens
+            # already did; only the new observation is rendered and appended (each turn once).
+            messages.append({"role": "assistant", "content": text})
             if terminated or truncated:
                 end = "answered" if terminated else "budget_spent"
                 break
             before = list(messages)
-            messages += [
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": obs},
-            ]
+            messages.append({"role": "user", "content": obs})
             merged, mask, merged_logprobs = await self.ct_merge_context_msg(
                 before, messages, ids, mask, logprobs or None
             )
             logprobs = merged_logprobs or []
             ids = list(merged.token_ids)
-        env.close()
-        if end == "response_length" and len(mask) < self.response_length:
-            end = "max_turns"
-        masked = end != "answered"  # no answer: leave it out of the loss (as the env's mask)
+        masked = end != "answered"  # the env's mask, or cut by turns or response length
         n_prompt = len(ids) - len(mask)  # as verl's own loops split prompt and response
+        response_mask = mask[: self.response_length]
+        if masked:
+            # verl's own mechanism: a sequence whose response_mask is all zero is excluded
+            # from the policy loss (agg_loss) and gets zero advantage.
+            response_mask = [0] * len(response_mask)
         return AgentLoopOutput(
             prompt_ids=ids[:n_prompt],
             response_ids=ids[n_prompt:][: self.response_length],
-            response_mask=mask[: self.response_length],
+            response_mask=response_mask,
             response_logprobs=logprobs[: self.response_length] if logprobs else None,
             reward_score=float(reward),
             num_turns=2 * turns + 1,
@@ -143,31 +165,26 @@ class WikigymAgentLoop(AgentLoopBase):
         )
 
 
+def _verl_columns(row: EpisodeRow, info: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "agent_name": AGENT_NAME,
+        "ability": "search" if row.task_id is not None else "math",
+        # Search-R1's layout, which verl's Search-R1 recipes and reward functions read.
+        "reward_model": {"style": "rule", "ground_truth": {"target": list(row.golds)}},
+        "extra_info": info,
+    }
+
+
 def verl_rows(
     env_id: str = DEFAULT_ENV_ID, *, n: int | None = None, seed: int = 0, **config: Any
 ) -> list[dict[str, Any]]:
     """The rows of a verl dataset (``RLHFDataset``): ``prompt`` (the env's first
-    observation), ``agent_name`` ``"wikigym"``, ``data_source``, ``reward_model`` (the golds,
-    for reference: the reward comes from the env) and ``extra_info`` (``index``,
-    ``task_id``, ``seed``, ids). ``config`` must be the agent loop's env arguments."""
-    env = make_env(env_id, **config)
-    ids = ids_of(env)
-    out = []
-    for i, row in enumerate(episode_rows(env, n=n, seed=seed)):
-        extra: dict[str, Any] = {"index": i, "task_id": row.task_id, "seed": row.seed}
-        extra.update(level=row.level, **ids)
-        out.append(
-            {
-                "data_source": f"wikigym/{env_id}",
-                "prompt": [{"role": "user", "content": row.prompt}],
-                "agent_name": AGENT_NAME,
-                "ability": "search" if row.task_id is not None else "math",
-                "reward_model": {"style": "env", "ground_truth": list(row.golds)},
-                "extra_info": extra,
-            }
-        )
-    env.close()
-    return out
+    observation), ``agent_name`` ``"wikigym"``, ``data_source``, ``ability``,
+    ``reward_model`` (``{"style": "rule", "ground_truth": {"target": golds}}``, the answer
+    format of verl's Search-R1 recipes; the loop's reward is the env's) and ``extra_info``
+    (``index``, ``task_id``, ``seed``, the snapshot and TaskSet ids). ``config`` must be the
+    agent loop's env arguments."""
+    return dataset_rows(env_id, _verl_columns, n=n, seed=seed, **config)
 
 
 def verl_dataset(

@@ -1,6 +1,6 @@
 """Difficulty calibrated by a model: pass@k and mean reward per task, and pass-rate bands.
 
-``synth calibrate`` runs every task ``k`` times through WikiSearch-v0 with one agent and
+``synth calibrate`` runs every task ``k`` times through WikiSearch-v1 with one agent and
 stores the outcome in the task's ``difficulty`` under the ``calibration_*`` keys that
 :class:`Calibration` owns (one home for their names and types); ``synth filter`` keeps the
 tasks whose pass rate lies in a band (GRPO learns from groups that are neither always solved
@@ -10,20 +10,23 @@ The task ids stay; the TaskSet's ``taskset_id`` changes, since ``difficulty`` is
 task's canonical JSON: a calibrated TaskSet names exactly which calibration it carries.
 
 Running episodes needs an agent, and agents live in eval (a room above synth). So, as with
-the default TaskSet (:mod:`wikigym.tasks.provider`), the package root registers eval's runner
-in a slot (:mod:`wikigym.tasks.episode_runner`) when ``wikigym`` is imported.
+the default TaskSet, the package root (:mod:`wikigym.defaults`) serves eval's runner through
+the one slot (:mod:`wikigym.tasks.hooks`) when ``wikigym`` is imported.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wikigym.errors import SynthError
-from wikigym.tasks.episode_runner import episode_runner
+from wikigym.synth.levels import LEVELS
+from wikigym.tasks.hooks import EpisodeRequest, root_services
+from wikigym.tasks.stats import wilson
 from wikigym.tasks.taskset import Task, TaskSet
 
 PREFIX = "calibration_"
@@ -120,6 +123,38 @@ def apply_calibration(tasks: TaskSet, results: Mapping[str, Calibration]) -> Tas
     return TaskSet(out, name=tasks.name)
 
 
+@dataclass(frozen=True)
+class LevelRow:
+    """A level's calibrated success: runs passed of all runs, with its 95% Wilson interval."""
+
+    level: str
+    runs: int
+    passes: int
+    rate: float
+    low: float
+    high: float
+
+
+def level_summary(tasks: TaskSet) -> list[LevelRow]:
+    """Per level (in the levels' order, then others by name), the passes of every calibrated
+    run of its tasks, with a Wilson interval: how hard each level is for the agent."""
+    runs: dict[str, list[int]] = {}
+    for task in tasks:
+        c = Calibration.of_task(task)
+        if c is None:
+            continue
+        got = runs.setdefault(task.level or "?", [0, 0])
+        got[0] += c.passes
+        got[1] += c.k
+    order = {lv: i for i, lv in enumerate(LEVELS)}
+    rows = []
+    for level in sorted(runs, key=lambda lv: (order.get(lv, len(order)), lv)):
+        passes, n = runs[level]
+        low, high = wilson(passes, n)
+        rows.append(LevelRow(level, n, passes, passes / n if n else 0.0, low, high))
+    return rows
+
+
 def filter_band(tasks: TaskSet, min_pass: float, max_pass: float) -> TaskSet:
     """The tasks whose calibrated pass rate lies in ``[min_pass, max_pass]``, in order.
 
@@ -160,15 +195,7 @@ def calibrate(
 ) -> TaskSet:
     """Run each task of ``tasks_file`` ``k`` times with ``agent``; the calibrated TaskSet.
 
-    Args:
-        tasks_file: TaskSet file (``.jsonl``/``.parquet``).
-        agent: Agent spec (``heuristic``, ``openai:URL``, ``hf:PATH``).
-        k: Runs per task.
-        seed: Base seed: run ``r`` samples with agent seed ``seed + r``.
-        corpus: Snapshot directory; None for the embedded default world.
-        max_steps: The env's step budget.
-        temperature: Sampling temperature of model agents (0: greedy).
-        model: Model name sent to an OpenAI-compatible endpoint.
+    The arguments are those of :class:`~wikigym.tasks.hooks.EpisodeRequest` (which names each).
 
     Raises:
         SynthError: ``k`` below 1, or a task without runs.
@@ -176,16 +203,10 @@ def calibrate(
     if k < 1:
         raise SynthError(f"--k must be >= 1, got {k}")
     tasks = TaskSet.load(tasks_file)
-    runs = episode_runner().run(
-        Path(tasks_file),
-        agent=agent,
-        k=k,
-        seed=seed,
-        corpus=corpus,
-        max_steps=max_steps,
-        temperature=temperature,
-        model=model,
+    request = EpisodeRequest(
+        Path(tasks_file), agent, k, seed, corpus, max_steps, temperature, model
     )
+    runs = root_services().run_episodes(request)
     results = {
         task_id: Calibration.of_runs(outcomes, agent=agent, seed=seed, max_steps=max_steps)
         for task_id, outcomes in runs.items()

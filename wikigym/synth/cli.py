@@ -1,7 +1,7 @@
 """The ``synth`` command line (also ``wikigym synth``): generate, verify and describe TaskSets.
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
-[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--llm URL]``;
+[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--forms F1,F2] [--llm URL]``;
 ``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
 ``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
 ``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wikigym.cli_args import bounded
+from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
-from wikigym.synth.generate import DIFFICULTIES
+from wikigym.synth.generate import DIFFICULTIES, opt_in_form_names
+from wikigym.synth.solving import SEARCH_BUDGET
 
 if TYPE_CHECKING:
     from wikigym.corpora.snapshot import Snapshot
@@ -34,9 +36,9 @@ def _snapshot(corpus: str | None) -> Snapshot:
     from wikigym.corpora.snapshot import Snapshot
 
     if corpus is None:
-        from wikigym.corpora.default import ensure_default_snapshot
+        from wikigym.tasks.defaults import default_snapshot
 
-        return Snapshot.open(ensure_default_snapshot(progress=True))
+        return default_snapshot(progress=True)
     return Snapshot.open(corpus)
 
 
@@ -52,6 +54,9 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     g.add_argument("--relations", help="comma-separated relations the questions may use")
     g.add_argument("--yes-no", action="store_true", help="also make yes/no questions")
+    g.add_argument("--forms", metavar="F1,F2",
+                   help="question forms to add to every level's mix, each at its own weight "
+                   f"(forms drafted on request: {', '.join(opt_in_form_names())})")  # fmt: skip
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
     g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
                    help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
@@ -66,13 +71,16 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     s.set_defaults(func=cmd_stats)
     c = sub.add_parser("calibrate", help="store a model's pass@k and mean reward in each task")
     c.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
-    c.add_argument("--agent", required=True, help="heuristic, openai:URL or hf:PATH")
+    c.add_argument("--agent", required=True,
+                   help="heuristic, reference (plans from each task's query through the "
+                   "tools), openai:URL or hf:PATH")  # fmt: skip
     c.add_argument("--k", type=bounded(int, 1), default=8, help="runs per task (default 8)")
     c.add_argument("--seed", type=int, default=0, help="run r samples with seed + r")
     c.add_argument("--temperature", type=bounded(float, 0.0), default=1.0,
                    help="sampling temperature of model agents (default 1.0; 0: greedy)")  # fmt: skip
     c.add_argument("--model", help="model name sent to an openai: endpoint")
-    c.add_argument("--max-steps", type=bounded(int, 1), default=12, help="step budget (12)")
+    c.add_argument("--max-steps", type=bounded(int, 1), default=None,
+                   help=f"step budget (12; {SEARCH_BUDGET} for the reference agent)")  # fmt: skip
     c.add_argument("--corpus", help="snapshot directory (default: the embedded world)")
     c.add_argument("--out", required=True, help="calibrated TaskSet (.jsonl or .parquet)")
     c.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
@@ -100,7 +108,7 @@ def add_parser(sub: SubParsers) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     """``synth generate``: the TaskSet file appears only when every task is made."""
     from wikigym.outputs import atomic_output, refuse_existing
-    from wikigym.synth.generate import SynthConfig, generate_tasks
+    from wikigym.synth.generate import SynthConfig, generate_tasks, opt_in_forms
 
     out = Path(args.out)
     if out.suffix not in TASKSET_SUFFIXES:
@@ -108,7 +116,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
     refuse_existing(out, args.overwrite)  # before the slow part
     if args.unanswerable > 1.0:
         raise SynthError(f"--unanswerable is a share in [0, 1], got {args.unanswerable}")
-    snapshot = _snapshot(args.corpus)
     rels = None
     if args.relations:
         rels = tuple(r.strip() for r in args.relations.split(",") if r.strip())
@@ -118,9 +125,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         relations=rels,
         yes_no=args.yes_no,
+        forms=tuple(f.strip() for f in (args.forms or "").split(",") if f.strip()),
         llm=args.llm,
         unanswerable=args.unanswerable,
     )
+    opt_in_forms(config)  # a bad --forms is refused before the snapshot is opened
+    snapshot = _snapshot(args.corpus)
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
@@ -169,15 +179,16 @@ def _checked_out(out: str, overwrite: bool) -> Path:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``synth calibrate``: the calibrated TaskSet appears only when every run is done."""
     from wikigym.outputs import atomic_output
-    from wikigym.synth.calibrate import calibrate
+    from wikigym.synth.calibrate import calibrate, level_summary
 
     out = _checked_out(args.out, args.overwrite)
     if args.corpus is not None and not Path(args.corpus).is_dir():
         raise SynthError(f"--corpus {args.corpus} is not a snapshot directory; pass --corpus DIR")
     t0 = time.perf_counter()
+    max_steps = args.max_steps or (SEARCH_BUDGET if args.agent == "reference" else 12)
     tasks = calibrate(
         Path(args.file), agent=args.agent, k=args.k, seed=args.seed, corpus=args.corpus,
-        max_steps=args.max_steps, temperature=args.temperature, model=args.model,
+        max_steps=max_steps, temperature=args.temperature, model=args.model,
     )  # fmt: skip
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
@@ -185,6 +196,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(
         f"{len(tasks)} tasks x {args.k} runs -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)"
     )
+    for row in level_summary(tasks):
+        print(
+            f"  {row.level:<8} {row.passes}/{row.runs} runs passed, {row.rate:.1%} "
+            f"(95% CI {row.low:.1%}-{row.high:.1%})"
+        )
     return 0
 
 
@@ -210,6 +226,7 @@ def build_parser() -> CliParser:
         description="Synthesize verifiable multi-hop questions from a wikigym snapshot.",
     )
     add_commands(parser)
+    parser.add_examples(EXAMPLES, path="synth")  # `synth X` is `wikigym synth X`
     return parser
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,48 +18,34 @@ from wikigym.corpora.snapshot import Snapshot
 from wikigym.errors import SynthError
 from wikigym.synth import idsets
 from wikigym.synth import paraphrase as para
-from wikigym.synth.evaluate import Evaluator, frozen
-from wikigym.synth.graph import KnowledgeGraph, graph_of
+from wikigym.synth.drafts import Draft, QuestionForm, form_names, question_form
+from wikigym.synth.evaluate import Evaluator, Item, all_ids, frozen
+from wikigym.synth.fields import unheld_value
+from wikigym.synth.graph import REAL_SOURCES, KnowledgeGraph, graph_of
 from wikigym.synth.levels import LEVELS, level_problems, structure_can_meet
 from wikigym.synth.minimal import anchor_shortcut, redundant
+from wikigym.synth.node import entity_ids, kind_of, phrasing_rng
 from wikigym.synth.oracle import FIND_MAX_HITS, build_oracle
-from wikigym.synth.query import (
-    Arith,
-    Ask,
-    Count,
-    Entity,
-    Extreme,
-    Intersect,
-    IsA,
-    Node,
-    Not,
-    Project,
-    Union,
-    Value,
-    canonical,
-    constraints,
-    forms_of,
-    hops,
-    measures,
-    walk,
-    wrap,
+from wikigym.synth.query import Node, canonical, constraints, forms_of, measures, walk, wrap
+from wikigym.synth.render import Renderer
+from wikigym.synth.sampler import Sampler
+from wikigym.synth.surfacing import unsurfaced
+from wikigym.synth.unanswerable import (
+    BelievedEmpty,
+    near_miss,
+    unanswerable_slots,
+    unanswerable_task,
 )
-from wikigym.synth.render import Renderer, phrasing_rng
-from wikigym.synth.sampler import Draft, Sampler
-from wikigym.synth.unanswerable import near_miss, unanswerable_slots, unanswerable_task
-from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Evidence, EvidenceFact, RubricEntry, Task, TaskSet
 
 # Bump with any change to what the generator writes for the same snapshot, config and seed: the
 # default TaskSet is cached under this name (tests/test_synth_generator_version.py pins it).
-GENERATOR = "wikigym.synth/5"
-# The oracle must fit WikiSearch-v0's default step budget (12 actions), so that it solves
+GENERATOR = "wikigym.synth/6"
+# The oracle must fit WikiSearch-v1's default step budget (12 actions), so that it solves
 # every task as the env is made by default.
 MAX_ORACLE_CALLS = 12
 SHORTCUT_LEVELS = frozenset({"hard", "phd"})  # levels that reject the anchor-page shortcut
 DIFFICULTIES: tuple[str, ...] = (*LEVELS, "mixed")
-_DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
 @dataclass(frozen=True)
@@ -74,8 +59,17 @@ class SynthConfig:
         relations: Relations the queries may use (None: all).
         yes_no: Also make yes/no questions.
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
-        attempts_per_task: Drafts tried per task before giving up.
+        attempts_per_task: Drafts tried per task before giving up. A slot that succeeds
+            never reaches it (so raising it changes no TaskSet that could be made before);
+            a small real wiki makes its rare phd drafts within 2,000 (the shared 206-page
+            enwiki excerpt: 1-3 of 20 phd tasks within 400 attempts a slot, 7-9 within
+            2,000).
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
+        forms: Question forms drafted besides the level's mix, each at its own weight
+            (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
+            ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
+        partial: Keep the tasks made so far when a slot cannot be filled, instead of
+            failing (the default tasks of a corpus make what its facts allow).
     """
 
     difficulty: str = "mixed"
@@ -84,8 +78,10 @@ class SynthConfig:
     relations: tuple[str, ...] | None = None
     yes_no: bool = False
     llm: str | None = None
-    attempts_per_task: int = 400
+    attempts_per_task: int = 2000
     unanswerable: float = 0.0
+    forms: tuple[str, ...] = ()
+    partial: bool = False
 
 
 # The mix of question forms per level (weights; see wikigym.synth.levels). Easy and medium
@@ -95,30 +91,69 @@ FORM_MIX: dict[str, dict[str, float]] = {
     "easy": {"entity": 0.5, "literal": 0.3, "count": 0.1, "comparison": 0.05, "arithmetic": 0.05},
     "medium": {
         "entity": 0.4, "literal": 0.25, "count": 0.1, "comparison": 0.1, "superlative": 0.1,
-        "arithmetic": 0.05,
+        "arithmetic": 0.05, "list": 0.05,
     },
     "hard": {
-        "entity": 0.25, "literal": 0.15, "count": 0.05, "comparison": 0.05, "superlative": 0.1,
-        "arithmetic": 0.05, "union": 0.07, "negation": 0.07, "same": 0.05, "fuzz": 0.1,
-        "wide": 0.06,
+        "entity": 0.22, "literal": 0.13, "count": 0.05, "comparison": 0.05, "superlative": 0.08,
+        "arithmetic": 0.05, "union": 0.06, "negation": 0.06, "same": 0.05, "fuzz": 0.08,
+        "wide": 0.06, "relative_time": 0.04, "partial_name": 0.03, "list": 0.04,
     },
     "phd": {
-        "entity": 0.2, "literal": 0.1, "comparison": 0.07, "superlative": 0.1, "arithmetic": 0.08,
-        "union": 0.09, "negation": 0.09, "same": 0.07, "fuzz": 0.1, "wide": 0.1,
+        "entity": 0.16, "literal": 0.08, "comparison": 0.07, "superlative": 0.08,
+        "arithmetic": 0.08, "union": 0.08, "negation": 0.08, "same": 0.07, "fuzz": 0.08,
+        "wide": 0.08, "relative_time": 0.08, "partial_name": 0.06,
     },
 }  # fmt: skip
-YES_NO_WEIGHT = 0.15
+# Clues a search cannot take literally (counted per task as ``fuzzy_clues``).
+FUZZY_FORMS = frozenset({"fuzz", "relative_time", "partial_name"})
 
 
-def _forms(level: str, yes_no: bool) -> tuple[tuple[str, ...], tuple[float, ...]]:
+def opt_in_form_names() -> list[str]:
+    """The registered forms a config can add to the mix (those with an opt-in weight)."""
+    return [f for f in form_names() if question_form(f).opt_in_weight]
+
+
+def opt_in_forms(config: SynthConfig) -> tuple[str, ...]:
+    """The forms ``config`` adds to every level's mix (``yes_no`` first when asked for by
+    ``yes_no=True``), without repeats.
+
+    Raises:
+        SynthError: A form that is not registered, or that has no opt-in weight.
+    """
+    names = (*(("yes_no",) if config.yes_no else ()), *config.forms)
+    for name in names:
+        if not question_form(name).opt_in_weight:
+            raise SynthError(
+                f"question form {name!r} is drafted by the level mix, not on request; "
+                f"forms that can be added: {', '.join(opt_in_form_names())}"
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def level_mix(level: str, extra: tuple[str, ...] = ()) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The forms drafted at ``level`` and their shares: the level's :data:`FORM_MIX`, then
+    each form of ``extra`` at its opt-in weight there (none: not at that level)."""
     mix = dict(FORM_MIX[level])
-    if yes_no:
-        mix["yes_no"] = YES_NO_WEIGHT
+    for name in extra:
+        weight = question_form(name).opt_in_weight.get(level)
+        if weight and name not in mix:
+            mix[name] = weight
     total = sum(mix.values())
     return tuple(mix), tuple(w / total for w in mix.values())
 
 
 QUOTA_ATTEMPTS = 30  # drafts of a slot's scheduled form before the weighted draw takes over
+# A slot made a question with no answer keeps to its scheduled form far longer: fewer drafts
+# of some forms can be perturbed (a comparison of named candidates cannot), and a fallback to
+# the weighted draw would give the unanswerable tasks another mix of forms, and of lengths,
+# than the answerable ones (a model could learn to abstain by form or length).
+QUOTA_ATTEMPTS_UNANSWERABLE = 300
+# ... and to a length drawn from the answerable questions of its level made so far (within
+# LENGTH_SLACK words), once LENGTH_SAMPLE of them are made: a near-miss needs a constant in a
+# description of several constraints, so unmatched, the questions with no answer run longer.
+LENGTH_SLACK = 4
+LENGTH_SAMPLE = 5
+LENGTH_ATTEMPTS = 150  # drafts held to the length (then to the form alone)
 
 
 @functools.cache
@@ -139,30 +174,19 @@ def form_cycle(names: tuple[str, ...], weights: tuple[float, ...]) -> tuple[str,
 
 def first_constant(node: Node, renderer: Renderer) -> str | None:
     """Surface form of the constant at the end of the deepest chain."""
-    if isinstance(node, Entity):
-        return renderer.g.titles[node.doc_id]
-    if isinstance(node, Value):
-        return renderer.g.surface(node.key)
-    if isinstance(node, Project | Count | Ask | Extreme):
-        return first_constant(node.arg, renderer)
-    if isinstance(node, Arith):
-        return first_constant(node.right, renderer) or first_constant(node.left, renderer)
-    if isinstance(node, Intersect | Union):
-        for a in sorted(node.args, key=hops, reverse=True):
-            if not isinstance(a, Not) and (c := first_constant(a, renderer)) is not None:
-                return c
+    item = node.constant
+    if item is not None:
+        return renderer.g.surface(item)
+    for child, _ in node.paths():
+        if (c := first_constant(child, renderer)) is not None:
+            return c
     return None
 
 
-def names_candidate(root: Node, answer: int | str) -> bool:
-    """Whether ``root`` compares named candidates and names ``answer`` among them ("Which
-    has the largest population: A, B or C?"): such a question names its answer by design."""
-    return (
-        isinstance(root, Extreme)
-        and isinstance(root.arg, Union)
-        and isinstance(answer, int)
-        and any(isinstance(a, Entity) and a.doc_id == answer for a in root.arg.args)
-    )
+def names_candidate(root: Node, answer: Item) -> bool:
+    """Whether ``root`` names ``answer`` by design ("Which has the largest population: A, B
+    or C?" lists its candidates)."""
+    return root.names_answer(answer)
 
 
 def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
@@ -171,22 +195,23 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
     low: int | None = None
     top_union = -1
     for n in walk(root):
-        if not isinstance(n, Intersect):
+        members = n.conjuncts()
+        if members is None:
             continue
         cons = constraints(n)
         if len(cons) < 2:
             continue
-        kind = kinds_of(n)
-        kinds = [ev.value(a) for a in n.args if isinstance(a, IsA)]
-        sets = [ev.value(c.arg if isinstance(c, Not) else c) for c in cons]
-        if all(isinstance(v, np.ndarray) for v in [*kinds, *sets]):
+        kind = kind_of(n)
+        filters = [k for a in members if (k := a.filter_kind) is not None]
+        kinds = [ev.value(a) for a in members if a.filter_kind is not None]
+        sets = [ev.value(_positive(c)) for c in cons]
+        kind_ids, set_ids = all_ids(kinds), all_ids(sets)
+        if kind_ids is not None and set_ids is not None:
             # Entity sets only (the usual case): sorted id arrays, no Python sets.
             every = ev.g.member_ids(kind) if kind else idsets.as_ids(ev.g.out_rows.keys_array())
-            filters = [a.kind for a in n.args if isinstance(a, IsA)]
             parts = []
-            for c, v in zip(cons, sets, strict=True):
-                assert isinstance(v, np.ndarray)
-                s_ids = idsets.minus(every, v) if isinstance(c, Not) else v
+            for c, v in zip(cons, set_ids, strict=True):
+                s_ids = idsets.minus(every, v) if c.negated is not None else v
                 for name in filters:  # one gather of kind codes (a kind can be most of the graph)
                     s_ids = ev.g.ids_of_kind(s_ids, name)
                 parts.append(s_ids)
@@ -195,10 +220,10 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
         else:
             union: set[object] = set()
             every_set = ev.g.members(kind) if kind else frozenset(ev.g.out_rows)
-            for c, v in zip(cons, sets, strict=True):
-                s = every_set - frozen(v) if isinstance(c, Not) else frozen(v)
-                for k in kinds:
-                    s = s & frozen(k)
+            for c, got in zip(cons, sets, strict=True):
+                s = every_set - frozen(got) if c.negated is not None else frozen(got)
+                for members_of_kind in kinds:
+                    s = s & frozen(members_of_kind)
                 union |= s
                 low = len(s) if low is None else min(low, len(s))
             n_union = len(union)
@@ -207,12 +232,13 @@ def distractor_stats(root: Node, ev: Evaluator) -> tuple[int, int]:
     return (low or 0), max(top_union, 0)
 
 
-def kinds_of(node: Intersect) -> str | None:
-    """The kind of an intersection's type filter, if any."""
-    return next((a.kind for a in node.args if isinstance(a, IsA)), None)
+def _positive(node: Node) -> Node:
+    """What a constraint holds, or for a negation what it leaves out."""
+    negated = node.negated
+    return node if negated is None else negated
 
 
-def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
+def shortcut(root: Node, answer: Item, graph: KnowledgeGraph) -> bool:
     """Whether a named entity two or more hops from the answer is also its direct neighbour."""
     if not isinstance(answer, int):
         return False
@@ -220,21 +246,46 @@ def shortcut(root: Node, answer: int | str, graph: KnowledgeGraph) -> bool:
     near |= {graph.f_subj[r] for r in graph.in_rows.get(answer, ())}
 
     def visit(n: Node, depth: int) -> bool:
-        if isinstance(n, Entity):
-            return depth >= 2 and n.doc_id in near
-        if isinstance(n, Project):
-            return visit(n.arg, depth + 1)
-        if isinstance(n, Intersect | Union):
-            return any(visit(a, depth) for a in n.args)
-        if isinstance(n, Extreme):
-            return visit(n.arg, depth + 1)
-        if isinstance(n, Arith):
-            return visit(n.left, depth) or visit(n.right, depth)
-        if isinstance(n, Count | Ask):
-            return visit(n.arg, depth)
-        return False  # a negated entity is not a path to the answer
+        item = n.constant
+        if isinstance(item, int):
+            return depth >= 2 and item in near
+        # A negated entity is not a path to the answer (paths() leaves it out).
+        return any(visit(child, depth + step) for child, step in n.paths())
 
     return visit(root, 0)
+
+
+def honest_question(root: Node, r: Renderer, ev: Evaluator, seed: int) -> str | None:
+    """The template question of ``root`` said by ``r`` with the set sizes of ``ev``, or None
+    when it cannot be said honestly (see :meth:`TaskBuilder.say`)."""
+    r.sizes = ev.size
+    try:
+        question = r.question(root, phrasing_rng(root, seed))
+    finally:
+        r.sizes = None
+    if r.unfit or any(ev.size(n) > 1 for n in r.definites):
+        return None
+    return question
+
+
+def closed_world(root: Node, graph: KnowledgeGraph) -> int:
+    """1 when ``root``'s answer is unique only inside the snapshot, else 0.
+
+    A query that picks its answer out of every entity of some kind ("the person born in X
+    in the 1920s") is unique among the entities the snapshot holds; a real wiki's snapshot
+    holds some of the world's (an excerpt, a dump of one date), so such a task is marked. A
+    query that reads its answer off named pages ("the capital of the country where X was
+    born") stays unique in any larger world (:meth:`~wikigym.synth.node.Node.open_world`),
+    and a generated world is the whole world (:meth:`KnowledgeGraph.complete`)."""
+    return int(not graph.complete() and not root.open_world())
+
+
+def generator_version(name: str | None) -> int:
+    """The version of a generator name (``wikigym.synth/6`` -> 6; 0 for another generator)."""
+    prefix = GENERATOR.rsplit("/", 1)[0] + "/"
+    if not name or not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+        return 0
+    return int(name[len(prefix) :])
 
 
 class TaskBuilder:
@@ -263,45 +314,47 @@ class TaskBuilder:
         self.renderer = Renderer(graph, rng)
         self._passages: Callable[[int], list] = snapshot.passages_of
 
+    def say(self, root: Node) -> str | None:
+        """The template question of ``root``, or None when it cannot be said honestly.
+
+        Every description said definitely ("the person who ...", "this person") denotes
+        exactly one entity of the snapshot (at most one in a near-miss, whose empty
+        description is the point), and the proof checks it here on the renderer's record;
+        one that denotes several is said indefinitely ("a person who ..."), and a draft whose
+        wording needs a definite description where the set has several members (the
+        subject of "When was ... born?") is refused."""
+        return honest_question(root, self.renderer, self.ev, self.seed)
+
+    def _statements(self, rows: list[int]) -> dict[int, str]:
+        """Where each of ``rows`` (facts stated in no passage) is stated: its category line,
+        Wikidata statement or infobox field (``| key = value``), read by fact id."""
+        if not rows:
+            return {}
+        ids = [int(self.g.f_id[r]) for r in rows]
+        got = self.snapshot.sql(
+            "SELECT fact_id, coalesce(statement, '| ' || key || ' = ' || value_text) AS statement"
+            " FROM facts WHERE list_contains(?, fact_id)",
+            [ids],
+        ).to_pylist()
+        by_id = {int(x["fact_id"]): x["statement"] for x in got if x["statement"]}
+        return {r: by_id[i] for r, i in zip(rows, ids, strict=True) if i in by_id}
+
     def answer_text(self, draft: Draft) -> str:
         """The answer as the task states it (any draft: nothing is checked here)."""
-        a = draft.answer
-        if draft.form in ("count", "yes_no"):
-            return str(a)
-        if draft.form == "arithmetic":
-            return format_number(float(a))
-        if isinstance(a, int):
-            return self.g.titles[a]
-        return self.g.surface(a)
+        return draft.root.answer_text(self.g, draft.answer)
 
     def answer_of(self, draft: Draft) -> tuple[str, list[str], str]:
         """(answer, aliases, answer_type)."""
-        g = self.g
-        a = draft.answer
-        shown = self.answer_text(draft)
-        if draft.form == "count":
-            n = int(a)
-            return shown, ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else []), "count"
-        if draft.form == "yes_no":
-            return shown, [], "yes/no"
-        if draft.form == "arithmetic":
-            assert isinstance(a, str)
-            return shown, ([a] if a != shown else []), "number"
-        if isinstance(a, int):
-            aliases = [r for r in g.redirects[a] if r and r != shown]
-            bare = _DISAMBIGUATOR.sub("", shown)
-            if bare != shown:  # "Leth Zeirny (novelist)" is also answered by "Leth Zeirny"
-                aliases.insert(0, bare)
-            return shown, list(dict.fromkeys(aliases)), "entity"
-        assert isinstance(draft.root, Project)
-        vt = g.rel_types.get(draft.root.relation, "text")
-        aliases = [x for x in g.literal_aliases.get(a, ()) if x != shown]
-        return shown, list(dict.fromkeys(aliases)), vt
+        return draft.root.answer(self.g, draft.answer)
 
     def build(self, draft: Draft, level: str, index: int) -> Task | None:
         """The task of ``draft`` at ``level``, or None when it fails a check."""
         g, ev = self.g, self.ev
         root = draft.root
+        # An entity without a page is named, never found: it answers as a name (a literal
+        # question), not as a page to reach.
+        if isinstance(draft.answer, int) and draft.answer >= g.n_pages and draft.form != "literal":
+            return None
         if not self._shared:
             ev.reset()
         result = ev.eval(root)
@@ -327,24 +380,42 @@ class TaskBuilder:
             rows = ev.witness(root, draft.answer, (MAX_ORACLE_CALLS - 2) * FIND_MAX_HITS)
         except SynthError:
             return None
-        if not rows:
+        # A fact stated in no passage (only by a category line or a Wikidata statement) is
+        # never a task's only evidence: some evidence is text the agent can read and cite.
+        if not rows or not any(g.stated(r) for r in rows):
+            return None
+        # ... and the answer itself is read in text: some fact stated in a passage has each
+        # of its nodes (as subject or object): the answer, each member of a list, none of a
+        # computed answer (the form says which).
+        read = {x for r in rows if g.stated(r) for x in (g.f_subj[r], g.f_obj[r])}
+        if not all(x in read for x in question_form(draft.form).answer_nodes(draft.answer)):
             return None
         # The oracle makes one search, at most one find per evidence passage, and the
         # answer: a level whose floor of calls that cannot reach is refused before any page
         # is read (exact; every check here only rejects, so their order changes nothing).
-        bound = 2 + len({g.f_pid[r] for r in rows})
+        bound = 2 + len({g.f_pid[r] for r in rows if g.stated(r)})
         if level_problems(level, {**m, "oracle_calls": bound}):
             return None
         if level in SHORTCUT_LEVELS and anchor_shortcut(root, draft.answer, g, self._passages, ev):
             return None
-        question = self.renderer.question(root, phrasing_rng(root, self.seed))
+        # Every value the snapshot states of what the query reads, not only the graph's.
+        if unheld_value(root, ev, self.snapshot) is not None:
+            return None
+        m["unsurfaced"] = unsurfaced(root, ev, self.snapshot.search)
+        m["fuzzy_clues"] = sum(bool(FUZZY_FORMS & set(n.forms(False))) for n in walk(root))
+        if level_problems(level, m):
+            return None
+        form = question_form(draft.form)
+        question = self.say(root)
+        if question is None:
+            return None
         kept = list(self.renderer.kept)
         answer, aliases, answer_type = self.answer_of(draft)
         golds = [answer, *aliases]
-        leak_free = draft.form == "yes_no" or names_candidate(root, draft.answer)
+        leak_free = form.names_entities or names_candidate(root, draft.answer)
         if not leak_free and any(para.contains_word(question, x) for x in golds):
             return None
-        constants = {n.doc_id for n in walk(root) if isinstance(n, Entity)}
+        constants = entity_ids(root)
         hidden = [
             e
             for r in rows
@@ -360,7 +431,7 @@ class TaskBuilder:
             oracle = build_oracle(g, rows, self._passages, first, answer, MAX_ORACLE_CALLS)
         except SynthError:
             return None
-        if draft.form != "yes_no" and any(
+        if not form.names_entities and any(
             para.contains_word(question, g.titles[e]) for e in hidden
         ):
             return None
@@ -370,7 +441,7 @@ class TaskBuilder:
         template_question = question
         if self.llm:
             cand = para.call_llm(self.llm, question, self.seed * 1_000_003 + index)
-            forbidden = golds if draft.form != "yes_no" else []
+            forbidden = golds if not form.names_entities else []
             forbidden = [*forbidden, *(g.titles[e] for e in hidden)]
             if para.accept(cand, kept, forbidden):
                 question = cand
@@ -380,7 +451,13 @@ class TaskBuilder:
                 m["paraphrase"] = "rejected"
         m["form"] = draft.form
         m["hidden_entities"] = len(hidden)
-        evidence, rubric = self._evidence(rows, draft, constants, hidden)
+        m["indefinite_descriptions"] = len(self.renderer.indefinites)
+        m["closed_world"] = closed_world(root, g)
+        evidence, rubric = self._evidence(rows, draft, form, hidden)
+        source = g.source
+        if g.src is not None:  # a real wiki: every source the evidence comes from
+            used = {g.source_of(r) for r in rows}
+            source = "+".join(x for x in REAL_SOURCES if x in used)
         key = canonical(root) + "|" + str(draft.answer)
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         return Task(
@@ -398,15 +475,15 @@ class TaskBuilder:
             snapshot_id=self.snapshot.snapshot_id,
             generator=GENERATOR,
             seed=self.seed,
-            source=g.source,
+            source=source,
         )
 
     def _evidence(
-        self, rows: list[int], draft: Draft, constants: set[int], hidden: list[int]
+        self, rows: list[int], draft: Draft, form: QuestionForm, hidden: list[int]
     ) -> tuple[Evidence, list[RubricEntry]]:
         g = self.g
         names = {e: f"[E{i + 1}]" for i, e in enumerate(hidden)}
-        if isinstance(draft.answer, int) and draft.form == "entity":
+        if isinstance(draft.answer, int) and form.masks_answer:
             names[draft.answer] = "[ANSWER]"
         else:
             for e in (draft.answer,) if isinstance(draft.answer, int) else ():
@@ -422,10 +499,13 @@ class TaskBuilder:
             return s, (f"on {s}" if len(x) == 10 and x[4] == "-" else f"in {s}")
 
         facts, rubric, docs, pids = [], [], [], []
+        statements = self._statements([r for r in rows if not g.stated(r)])
         for r in rows:
-            s, rel, o, pid = g.f_subj[r], g.f_rel[r], g.f_obj[r], g.f_pid[r]
+            s, rel, o = g.f_subj[r], g.f_rel[r], g.f_obj[r]
+            pid = g.f_pid[r] if g.stated(r) else None
             docs.append(s)
-            pids.append(pid)
+            if pid is not None:
+                pids.append(pid)
             facts.append(
                 EvidenceFact(
                     subject_doc_id=s,
@@ -434,9 +514,11 @@ class TaskBuilder:
                     object=g.f_surface[r],
                     object_doc_id=o if isinstance(o, int) else None,
                     passage_id=pid,
+                    source=None if g.src is None else g.source_of(r),
+                    statement=statements.get(r),
                 )
             )
-            lit_answer = draft.form == "literal" and o == draft.answer
+            lit_answer = form.masks_answer and o == draft.answer
             subj_name = names.get(s, g.titles[s])
             obj_bare, obj_at = shown(o, lit_answer)
             if not isinstance(o, int) and not lit_answer and g.f_vtype[r] != "date":
@@ -445,12 +527,12 @@ class TaskBuilder:
             rubric.append(
                 RubricEntry(
                     text=Renderer.rubric_text(rel, subj_name, obj_bare, obj_at),
-                    passage_ids=[pid],
+                    passage_ids=[pid] if pid is not None else [],
                     entities=list(dict.fromkeys(entities)),
                     connected_to_answer=True,
                 )
             )
-        if isinstance(draft.answer, int) and draft.form == "entity":
+        if isinstance(draft.answer, int) and form.masks_answer:
             docs.append(draft.answer)
         docs = list(dict.fromkeys(docs))
         evidence = Evidence(
@@ -481,6 +563,7 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         )
     if config.n < 1:
         raise SynthError(f"--n must be at least 1, got {config.n}")
+    extra = opt_in_forms(config)
     g = graph_of(snapshot)
     relations = None
     if config.relations is not None:
@@ -504,50 +587,68 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
     seen_answers: set[tuple[str, str]] = set()
     made: dict[str, int] = {}
     missing = unanswerable_slots(config.n, config.unanswerable, config.seed)
+    trust = BelievedEmpty(g, snapshot.passages_of, snapshot.search)
+    lengths: dict[str, list[int]] = {lv: [] for lv in LEVELS}
+    length_rngs = {
+        lv: np.random.default_rng([config.seed, 0x1E46, i]) for i, lv in enumerate(LEVELS)
+    }
     answers_yes_no = {lv: {"yes": 0, "no": 0} for lv in LEVELS}
     for index, level in enumerate(_levels(config.difficulty, config.n)):
         rng = sampler.rng = builder.rng = streams[level]
-        names, weights = _forms(level, config.yes_no)
+        names, weights = level_mix(level, extra)
         # Each slot first tries the form its level's quota schedules (so every form of the
         # mix gets its share where the snapshot allows), then the weighted draw.
         cycle = form_cycle(names, weights)
         scheduled = cycle[made.get(level, 0) % len(cycle)]
         task = None
+        target = None
+        if index in missing and len(lengths[level]) >= LENGTH_SAMPLE:
+            pool = lengths[level]
+            target = pool[int(length_rngs[level].integers(len(pool)))]
         # Yes/no answers alternate within a level (the minority first): balanced 50/50.
         want_yes = answers_yes_no[level]["yes"] <= answers_yes_no[level]["no"]
         for attempt in range(config.attempts_per_task):
-            if attempt < QUOTA_ATTEMPTS:
+            if attempt < (QUOTA_ATTEMPTS_UNANSWERABLE if index in missing else QUOTA_ATTEMPTS):
                 form = scheduled
             else:
                 form = names[int(rng.choice(len(names), p=weights))]
             draft = sampler.draft(level, form, want_yes)
             if draft is None:
                 continue
+            policy = question_form(draft.form)
             # An answer this level already has is refused below whatever the build finds, and
             # the build draws nothing from ``rng``: refusing it first changes no task. Most
             # drafts of a large n end here, since answers run out before drafts do.
-            if (
-                draft.form != "yes_no"
-                and index not in missing
-                and (level, builder.answer_text(draft)) in seen_answers
-            ):
+            unique = not policy.repeats_answers and index not in missing
+            if unique and (level, builder.answer_text(draft)) in seen_answers:
                 continue
             cand = builder.build(draft, level, index)
             if cand is not None and index in missing:  # its near-miss, or another draft
-                near = (
-                    near_miss(draft.root, g, rng) if draft.form in ("entity", "literal") else None
-                )
-                cand = None if near is None else unanswerable_task(cand, near, builder.renderer, g)
+                near = near_miss(draft.root, g, rng, trust) if policy.perturbable else None
+                said = None if near is None else builder.say(near)
+                cand = None if near is None or said is None else unanswerable_task(cand, near, said)
             if cand is None or cand.task_id in seen_ids:
                 continue
+            if unique and (level, cand.answer) in seen_answers:
+                continue
             if (
-                (level, cand.answer) in seen_answers
-                and draft.form != "yes_no"
-                and index not in missing
+                target is not None
+                and attempt < LENGTH_ATTEMPTS
+                and abs(len(cand.question.split()) - target) > LENGTH_SLACK
             ):
                 continue
             task = cand
             break
+        if task is None and config.partial:
+            break
+        if task is None and index in missing and trust.refused:
+            raise SynthError(
+                f"made only {made.get(level, 0)} {level} task(s): a question with no answer "
+                "needs facts complete for its relations (a generated world) or a text check "
+                f"that finds nothing, and this snapshot's text may answer all "
+                f"{trust.refused} near-miss(es) tried (last: {trust.last_reason}); lower "
+                "--unanswerable"
+            )
         if task is None:
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "
@@ -556,6 +657,8 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
                 "questions: ask for fewer, an easier difficulty, or more relations"
             )
         tasks.append(task)
+        if not task.unanswerable:
+            lengths[level].append(len(task.question.split()))
         if task.answer_type == "yes/no":
             answers_yes_no[level][task.answer] += 1
         seen_ids.add(task.task_id)

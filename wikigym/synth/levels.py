@@ -12,10 +12,15 @@ Measures (in ``Task.difficulty``):
 - ``distractor_min``: over every intersection, the fewest entities (of the answer's kind) that
   one constraint matches alone; 0 when there is no intersection.
 - ``oracle_calls``: tool calls of the oracle trajectory, the answer included (at most 12,
-  WikiSearch-v0's default step budget).
+  WikiSearch-v1's default step budget).
 - ``effective_hops``: hops once redundant constraints are dropped; every task is minimal
   (:mod:`wikigym.synth.minimal`), so it equals ``hops``.
 - ``forms``: the question forms the query uses (:func:`wikigym.synth.query.forms_of`).
+- ``unsurfaced``: descriptions (layers) of the question whose entity no search for their
+  clues surfaces (:mod:`wikigym.synth.surfacing`): reached only by testing candidates or
+  following links, which is what makes search hard (since ``wikigym.synth/6``).
+- ``fuzzy_clues``: clues a search cannot take literally: open or century-part ranges,
+  times relative to another event, partial names.
 
 Levels:
 
@@ -25,17 +30,19 @@ medium        hops == 2, no intersection
 hard          hops == 3, or hops == 2 with an intersection; obfuscated_values >= 1
 phd           hops >= 4, or hops == 3 with an intersection; at least one intersection;
               obfuscated_values >= 2; distractor_min >= 2 (every constraint of every
-              intersection alone matches several entities); oracle_calls >= 6
+              intersection alone matches several entities); oracle_calls >= 6;
+              unsurfaced >= 1 (a hop through an entity a search does not surface)
 ============  ===============================================================================
 
 Every level also requires a unique answer (proved by evaluation over all facts), a minimal
 query (no constraint of any intersection can be dropped with the same answer), no answer
-string in the question, and an oracle that solves the task in ``WikiSearch-v0``. Hard and
+string in the question, and an oracle that solves the task in ``WikiSearch-v1``. Hard and
 phd tasks also have no anchor-page shortcut (a named constant's page naming the answer with
 an asked attribute).
 
 Mix of forms drafted per level (weights of ``generate.FORM_MIX``; ``--yes-no`` adds yes/no
-at 0.15, its answers alternating so they stay 50/50). Each task slot first drafts the form
+at 0.15, its answers alternating so they stay 50/50; ``--forms`` adds other forms at their
+opt-in weights, e.g. ``total`` at medium). Each task slot first drafts the form
 a quota cycle in these proportions schedules (``generate.form_cycle``, 30 drafts), then draws
 by weight; a drafted form that cannot meet the level is rejected, so the shares of made tasks
 differ somewhat (``synth stats`` shows them; measured in ``benchmarks/results/synth_v3.md``):
@@ -99,6 +106,9 @@ def level_problems(level: str, m: Mapping[str, float | int | str]) -> list[str]:
             out.append(f"phd needs distractor_min >= 2, got {num('distractor_min')}")
         if num("oracle_calls") < 6:
             out.append(f"phd needs >= 6 oracle calls, got {num('oracle_calls')}")
+        # Measured since wikigym.synth/6: a task of an older generator carries no such key.
+        if "unsurfaced" in m and num("unsurfaced") < 1:
+            out.append("phd needs a description no search surfaces (unsurfaced >= 1), got 0")
     else:
         out.append(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
     return out

@@ -19,91 +19,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, Item
 from wikigym.synth.graph import KnowledgeGraph
-from wikigym.synth.query import (
-    Arith,
-    Ask,
-    Count,
-    Entity,
-    Extreme,
-    Intersect,
-    IsA,
-    Node,
-    Not,
-    Project,
-    Range,
-    Union,
-    Value,
-    canonical,
-    constraints,
-    hops,
-    walk,
-)
+from wikigym.synth.node import Node, canonical, constraints, entity_ids, hops
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?![\w,])|(?<![\w.,])\d+(?![\w,])")
 _DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 
 
-def _positive(args: Sequence[Node]) -> int:
-    return sum(not isinstance(a, IsA | Not) for a in args)
-
-
 def reductions(node: Node) -> Iterator[Node]:
-    """Every sub-query one step smaller than ``node`` (one constraint dropped)."""
-    if isinstance(node, Intersect):
-        args = node.args
-        for i, a in enumerate(args):
-            if isinstance(a, IsA):
-                continue
-            rest = args[:i] + args[i + 1 :]
-            if _positive(rest) >= 1:
-                yield Intersect(rest)
-        for i, a in enumerate(args):
-            for r in reductions(a):
-                yield Intersect((*args[:i], r, *args[i + 1 :]))
-    elif isinstance(node, Union):
-        # Dropping a branch tightens the query instead of relaxing it (a solver cannot
-        # know which branch holds the answer), so only the branches' own constraints count.
-        args = node.args
-        for i, a in enumerate(args):
-            for r in reductions(a):
-                yield Union((*args[:i], r, *args[i + 1 :]))
-    elif isinstance(node, Project):
-        for r in reductions(node.arg):
-            yield Project(node.relation, r, node.inverse)
-    elif isinstance(node, Not):
-        for r in reductions(node.arg):
-            yield Not(r)
-    elif isinstance(node, Extreme):
-        for r in reductions(node.arg):
-            yield Extreme(node.relation, r, node.most)
-
-
-def _cores(root: Node) -> list[tuple[Node, Callable[[Node], Node]]]:
-    """The set-valued parts whose sets define the answer, with how to put a reduced part back.
-
-    A count or a yes/no question depends on its argument's set; an arithmetic question on
-    its two operands; every other root on itself."""
-    if isinstance(root, Count):
-        return [(root.arg, Count)]
-    if isinstance(root, Ask):
-        cand = root.candidate
-        return [(root.arg, lambda a: Ask(a, cand))]
-    if isinstance(root, Arith):
-        op, left, right = root.op, root.left, root.right
-        return [
-            (left, lambda a: Arith(op, a, right)),
-            (right, lambda a: Arith(op, left, a)),
-        ]
-    return [(root, lambda a: a)]
+    """Every sub-query one step smaller than ``node`` (one constraint dropped): what each
+    node type drops is its own (:meth:`~wikigym.synth.node.Node.reductions`)."""
+    return node.reductions()
 
 
 def redundant(root: Node, ev: Evaluator) -> list[Node]:
     """Strictly smaller queries that mean the same as ``root`` (empty: ``root`` is minimal),
     in a fixed order (fewest hops, then canonical form)."""
     out: list[Node] = []
-    for core, put_back in _cores(root):
+    for core, put_back in root.cores():
         want = ev.value(core)
         for r in reductions(core):
             if ev.means(r, want):
@@ -150,29 +84,19 @@ def minimize(
 # ---- the anchor-page shortcut --------------------------------------------------------
 
 
-def _contains(text: str, phrase: str) -> bool:
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words (both case-folded)."""
     if not phrase:
         return False
     return re.search(r"(?<!\w)" + re.escape(phrase.casefold()) + r"(?!\w)", text) is not None
 
 
-def _numbers(text: str) -> list[float]:
+def numbers_in(text: str) -> list[float]:
+    """The numbers written in ``text`` (plain or comma-grouped)."""
     return [float(m.group(0).replace(",", "")) for m in _NUMBER.finditer(text)]
 
 
-def _attribute_test(node: Node, graph: KnowledgeGraph) -> Callable[[str], bool] | None:
-    """A test of whether a (case-folded) passage states the attribute ``node`` asks for."""
-    if isinstance(node, Range):
-        lo, hi = node.lo, node.hi
-        return lambda text: any(lo <= x <= hi for x in _numbers(text))
-    if isinstance(node, Project) and node.inverse and isinstance(node.arg, Entity | Value):
-        arg = node.arg
-        words = graph.titles[arg.doc_id] if isinstance(arg, Entity) else graph.surface(arg.key)
-        return lambda text: _contains(text, words.casefold())
-    return None
-
-
-def _names(graph: KnowledgeGraph, item: int | str) -> list[str]:
+def _names(graph: KnowledgeGraph, item: Item) -> list[str]:
     if isinstance(item, int):
         title = graph.titles[item]
         return list(dict.fromkeys((title, _DISAMBIGUATOR.sub("", title))))
@@ -185,7 +109,7 @@ def _names(graph: KnowledgeGraph, item: int | str) -> list[str]:
 
 def anchor_shortcut(
     root: Node,
-    answer: int | str,
+    answer: Item,
     graph: KnowledgeGraph,
     passages_of: Callable[[int], Sequence[object]],
     ev: Evaluator,
@@ -197,40 +121,51 @@ def anchor_shortcut(
     constraints. Literal questions ("When was [described person] born?"): it names the
     described entity and the answer value. Counts, yes/no and arithmetic have no single
     asked attribute and are not checked."""
-    if isinstance(root, Count | Ask | Arith | Extreme):
+    form = root.root_form()
+    if form not in ("entity", "literal"):
         return None
     # (the constraint a test stands for, the test): the constraint is skipped on the page of
     # its own constant, where naming the answer is expected rather than a shortcut.
     tests: list[tuple[Node | None, Callable[[str], bool]]] = []
-    if isinstance(root, Project) and not root.inverse:
-        if ev.size(root.arg) != 1:
+    subject = root.attribute()
+    if subject is not None:
+        arg = subject[1]
+        if ev.size(arg) != 1:
             return None
-        subjects = ev.eval(root.arg)
-        (target,) = tuple(subjects)
+        (target,) = tuple(ev.eval(arg))
         values = [v.casefold() for v in _names(graph, answer)]
-        tests.append((None, lambda text: any(_contains(text, v) for v in values)))
+        tests.append((None, lambda text: any(contains_phrase(text, v) for v in values)))
     else:
         target = answer
         for c in constraints(root):
-            if (t := _attribute_test(c, graph)) is not None:
+            if (t := c.stated_by(graph)) is not None:
                 tests.append((c, t))
     if not isinstance(target, int) or not tests:
         return None
     names = [n.casefold() for n in _names(graph, target)]
-    anchors = sorted({n.doc_id for n in walk(root) if isinstance(n, Entity) and n.doc_id != target})
+    anchors = sorted(entity_ids(root) - {target})
     for doc in anchors:
         live = [t for c, t in tests if not _names_constant(c, doc)]
         if not live:
             continue
         for p in passages_of(doc):
             text = str(getattr(p, "text", "")).casefold()
-            if any(_contains(text, n) for n in names) and any(t(text) for t in live):
+            if any(contains_phrase(text, n) for n in names) and any(t(text) for t in live):
                 return f"p{getattr(p, 'passage_id', '?')} on {graph.titles[doc]}"
     return None
 
 
 def _names_constant(node: Node | None, doc: int) -> bool:
-    return isinstance(node, Project) and isinstance(node.arg, Entity) and node.arg.doc_id == doc
+    link = None if node is None else node.link() or node.attribute()
+    return link is not None and link[1].constant == doc
 
 
-__all__ = ["anchor_shortcut", "effective_hops", "minimize", "reductions", "redundant"]
+__all__ = [
+    "anchor_shortcut",
+    "contains_phrase",
+    "effective_hops",
+    "minimize",
+    "numbers_in",
+    "reductions",
+    "redundant",
+]

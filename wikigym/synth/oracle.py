@@ -1,11 +1,12 @@
-"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v0``.
+"""Oracle trajectories: tool calls that solve a task in ``WikiSearch-v1``.
 
 The oracle may use titles it knows from the evidence (it is a proof of solvability and a
 cold-start SFT source), but every call must succeed in the env and every cited passage must
 have been shown by an earlier call. Shape: ``search`` for the first constant, then for each
 evidence fact (leaves first) a ``find`` on the page that states it, with words of that
 passage (relation keywords first, then the value, then the passage's opening words), then
-``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). ``find`` shows the first
+``answer`` with the evidence passages as citations (the first ``MAX_CITATIONS``). A fact
+stated in no passage (a category line, a Wikidata statement) gets no ``find``. ``find`` shows the first
 :data:`FIND_MAX_HITS` passages of a page that contain the text (case-folded), as the env does.
 """
 
@@ -16,15 +17,13 @@ from collections.abc import Callable, Sequence
 from pydantic import ValidationError
 
 from wikigym.corpora.snapshot import PagePassage
-from wikigym.envs.registry import run_tool
-from wikigym.envs.tool_specs import TOOL_MODELS, AnswerArgs, ToolName
-from wikigym.envs.tools import ToolBox, ToolConfig
 from wikigym.errors import SynthError
 from wikigym.synth.graph import KnowledgeGraph
 from wikigym.synth.templates import relation_text
 from wikigym.tasks.limits import MAX_CITATIONS
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall, Task
+from wikigym.tools import AnswerOutput, ToolBox, ToolConfig, get_tool, run_tool
 
 FIND_MAX_HITS = ToolConfig().find_max_hits
 
@@ -62,6 +61,8 @@ def build_oracle(
     cache: dict[int, list[PagePassage]] = {}
     citations: list[int] = []
     for r in rows:
+        if not g.stated(r):  # stated by a category line or Wikidata only: nothing to find
+            continue
         pid, subj, rel = g.f_pid[r], g.f_subj[r], g.f_rel[r]
         citations.append(pid)
         if pid in seen:
@@ -91,24 +92,23 @@ def build_oracle(
     return calls
 
 
-def run_oracle_calls(task: Task, box: ToolBox) -> tuple[AnswerArgs | None, list[str]]:
+def run_oracle_calls(task: Task, box: ToolBox) -> tuple[AnswerOutput | None, list[str]]:
     """Run ``task``'s oracle through the env's tools, as an agent would.
 
     Returns:
-        ``(the answer call's arguments, [])``, or ``(None, problems)`` when the oracle does not end
+        ``(the answer, [])``, or ``(None, problems)`` when the oracle does not end
         with an answer, a call is invalid or fails, or the answer cites a passage no call showed.
     """
-    if not task.oracle or task.oracle[-1].name != ToolName.ANSWER:
+    if not task.oracle or task.oracle[-1].name != "answer":
         return None, ["the oracle does not end with an answer call"]
     seen: set[str] = set()
-    answer: AnswerArgs | None = None
+    answer: AnswerOutput | None = None
     for i, call in enumerate(task.oracle, 1):
         try:
-            name = ToolName(call.name)
-            args = TOOL_MODELS[name].model_validate(call.arguments)
-        except (ValueError, ValidationError) as exc:
+            args = get_tool(call.name).args.model_validate(call.arguments)
+        except (KeyError, ValidationError) as exc:
             return None, [f"oracle call {i} ({call.name}) is invalid: {str(exc).splitlines()[0]}"]
-        result = run_tool(box, name, args)
+        result = run_tool(box, call.name, args)
         if result.error is not None:
             return None, [f"oracle call {i} ({call.name}) fails: {result.error}"]
         seen.update(result.seen)

@@ -7,16 +7,7 @@ from collections import Counter
 from typing import Any
 
 from wikigym.errors import SynthError
-from wikigym.synth.query import (
-    Intersect,
-    IsA,
-    Project,
-    Range,
-    forms_of,
-    relations_of,
-    unwrap,
-    walk,
-)
+from wikigym.synth.query import forms_of, relations_of, unwrap, walk
 from wikigym.tasks.stats import count_values
 from wikigym.tasks.taskset import TaskSet
 
@@ -42,13 +33,8 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
         for f in forms_of(root):
             level_forms[f] += 1
         for n in walk(root):
-            if isinstance(n, Range):
-                c["constraint_type"]["range"] += 1
-            elif isinstance(n, Project):
-                kind = "inverse" if n.inverse else "forward"
-                c["constraint_type"][f"project-{kind}"] += 1
-            elif isinstance(n, Intersect) and sum(not isinstance(a, IsA) for a in n.args) > 1:
-                c["constraint_type"]["intersection"] += 1
+            if (kind := n.constraint_type()) is not None:
+                c["constraint_type"][kind] += 1
         for r in relations_of(root):
             c["relation"][r] += 1
     out: dict[str, Any] = {
@@ -60,8 +46,31 @@ def taskset_stats(tasks: TaskSet) -> dict[str, Any]:
     for k, counter in c.items():
         out[k] = dict(sorted(counter.items()))
     out["forms_by_level"] = {lv: dict(sorted(cnt.items())) for lv, cnt in sorted(by_level.items())}
+    out["open_world_by_level"] = open_world_stats(tasks)
     out["oracle_calls_mean"] = round(sum(oracle_calls) / len(oracle_calls), 3) if tasks else 0.0
     return out
+
+
+# Per-task measures of wikigym.synth/6 averaged per level by ``synth stats`` (a TaskSet of an
+# older generator has none of them, and shows none).
+LEVEL_MEANS = ("closed_world", "unsurfaced", "fuzzy_clues", "indefinite_descriptions")
+
+
+def open_world_stats(tasks: TaskSet) -> dict[str, dict[str, float]]:
+    """Per level, the mean of each of :data:`LEVEL_MEANS` over the tasks that carry it (the
+    share of ``closed_world`` tasks: unique only inside the snapshot)."""
+    sums: dict[str, dict[str, list[float]]] = {}
+    for t in tasks:
+        level = sums.setdefault(t.level or "?", {})
+        for key in LEVEL_MEANS:
+            v = t.difficulty.get(key)
+            if isinstance(v, int | float):
+                level.setdefault(key, []).append(float(v))
+    return {
+        lv: {k: round(sum(v) / len(v), 3) for k, v in sorted(ms.items())}
+        for lv, ms in sorted(sums.items())
+        if ms
+    }
 
 
 def format_stats(stats: dict[str, Any]) -> str:
@@ -78,4 +87,9 @@ def format_stats(stats: dict[str, Any]) -> str:
         total = counts.get("(tasks)", 0) or 1
         shown = ", ".join(f"{f} {n / total:.0%}" for f, n in counts.items() if f != "(tasks)")
         lines.append(f"  {level:<8} {shown}")
+    if stats.get("open_world_by_level"):
+        lines.append("\nper level (means; closed_world: the share unique only inside the snapshot)")
+        for level, means in stats["open_world_by_level"].items():
+            shown = ", ".join(f"{k} {v}" for k, v in means.items())
+            lines.append(f"  {level:<8} {shown}")
     return "\n".join(lines)

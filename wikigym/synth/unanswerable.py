@@ -17,21 +17,25 @@ satisfiable alone, and replays the oracle.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+import re
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from wikigym.envs.tool_specs import ToolName
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
-from wikigym.synth.evaluate import Evaluator
+from wikigym.synth.evaluate import Evaluator, Item
+from wikigym.synth.forms.intersect import Intersect
+from wikigym.synth.forms.isa import IsA
 from wikigym.synth.graph import KnowledgeGraph
+from wikigym.synth.minimal import contains_phrase
 from wikigym.synth.oracle import run_oracle_calls
-from wikigym.synth.query import Entity, Intersect, Node, Project, Value, canonical, walk, wrap
-from wikigym.synth.render import Renderer, phrasing_rng
+from wikigym.synth.query import Node, canonical, relations_of, walk, wrap
+from wikigym.synth.templates import relation_text
 from wikigym.tasks.taskset import NO_ANSWER, UNANSWERABLE, OracleCall, Task
+from wikigym.tools import ToolBox
 
+_DISAMBIGUATOR = re.compile(r"\s+\([^()]*\)$")
 ABSTAIN_TEXT = "Nothing in the snapshot satisfies every condition of the question."
 CANDIDATES_PER_SLOT = 24  # replacement values tried per constant before the next one
 
@@ -56,95 +60,218 @@ def _replace(node: Node, path: tuple[int, ...], new: Node) -> Node:
     if not path:
         return new
     head, rest = path[0], path[1:]
-    if isinstance(node, Intersect):
-        args = list(node.args)
-        args[head] = _replace(args[head], rest, new)
-        return Intersect(tuple(args))
-    if isinstance(node, Project):
-        return dataclasses.replace(node, arg=_replace(node.arg, rest, new))
-    raise ValueError(f"no child {head} under {type(node).__name__}")
+    kids = list(node.children())
+    if not 0 <= head < len(kids):
+        raise ValueError(f"no child {head} under {type(node).__name__}")
+    kids[head] = _replace(kids[head], rest, new)
+    return node.with_children(kids)
 
 
-def _slots(node: Node, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Project]]:
-    """Constants projected inversely inside an intersection ("whose R is c", one of several
-    constraints): their paths (to the constant) and their Project, in tree order."""
-    out: list[tuple[tuple[int, ...], Project]] = []
-    if isinstance(node, Intersect):
-        for i, arg in enumerate(node.args):
-            if (
-                isinstance(arg, Project)
-                and arg.inverse
-                and isinstance(arg.arg, Entity | Value)
-                and len(node.args) > 1
-            ):
-                out.append(((*path, i, 0), arg))
-            out.extend(_slots(arg, (*path, i)))
-    elif isinstance(node, Project):
-        out.extend(_slots(node.arg, (*path, 0)))
+def _slots(node: Node, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], str, Node]]:
+    """Constants linked inside a description ("whose R is c", one of several constraints):
+    their paths (to the constant), their relation and the constant, in tree order."""
+    out: list[tuple[tuple[int, ...], str, Node]] = []
+    members = node.conjuncts()
+    for i, arg in enumerate(node.children()):
+        link = arg.link() if members is not None and len(members) > 1 else None
+        if link is not None and link[1].constant is not None:
+            j = arg.children().index(link[1])
+            out.append(((*path, i, j), link[0], link[1]))
+        out.extend(_slots(arg, (*path, i)))
     return out
 
 
-def _constant(graph: KnowledgeGraph, like: Entity | Value, key: int | str) -> Entity | Value:
-    if isinstance(like, Entity):
-        assert isinstance(key, int)
-        return Entity(key, graph.titles[key])
-    return Value(str(key), like.value_type)
+Trust = Callable[[Node, tuple[int, ...]], bool]
+"""Whether a near-miss (its query, and the path of the replaced constant) may be believed to
+have no answer beyond the snapshot's facts."""
 
 
-def near_miss(root: Node, graph: KnowledgeGraph, rng: np.random.Generator) -> Node | None:
-    """A perturbation of ``root`` with an empty answer set, or None when none is found.
+def near_miss(
+    root: Node, graph: KnowledgeGraph, rng: np.random.Generator, trust: Trust | None = None
+) -> Node | None:
+    """A perturbation of ``root`` with no answer, or None when none is found.
 
     One constant of an intersection's constraint is replaced by another value of the same
     relation (of the same kind: an entity by an entity, a literal by a literal), chosen by
     ``rng`` among the values in sorted order; the result is kept when the perturbed
-    constraint has members but the whole query has none.
+    constraint has members but the whole question has no answer (:func:`no_answer`), and
+    ``trust`` (when given) believes it: on a snapshot whose facts are not complete, a
+    missing fact is not an absent one.
     """
     ev = Evaluator(graph)
     slots = _slots(root)
     for s in rng.permutation(len(slots)):
-        path, project = slots[int(s)]
-        const = project.arg
-        assert isinstance(const, Entity | Value)
-        current = const.doc_id if isinstance(const, Entity) else const.key
-        kind = int if isinstance(const, Entity) else str
+        path, relation, const = slots[int(s)]
+        current = const.constant
+        if current is None:
+            continue
+        kind = type(current)
         # Another value that reads differently too: a literal spelled like the original
         # would make the question read as the answerable one.
         shown = graph.surface(current)
         values = sorted(
             v
-            for v in graph.inv.get(project.relation, {})
+            for v in graph.inv.get(relation, {})
             if isinstance(v, kind) and v != current and graph.surface(v) != shown
         )
         if not values:
             continue
         picks = rng.permutation(len(values))[:CANDIDATES_PER_SLOT]
         for p in picks:
-            cand = _replace(root, path, _constant(graph, const, values[int(p)]))
+            cand = _replace(root, path, const.with_constant(graph, values[int(p)]))
             ev.reset()
-            if not ev.size(cand) and not emptiness_problems(cand, ev):
+            if not emptiness_problems(cand, ev) and (trust is None or trust(cand, path)):
                 return cand
     return None
+
+
+def no_answer(root: Node, ev: Evaluator) -> bool:
+    """Whether the question of ``root`` has no answer: its set is empty, or a description it
+    says exists denotes nothing (a comparison's candidate, a count's object:
+    :meth:`~wikigym.synth.node.Node.presupposed`)."""
+    if not ev.size(root):
+        return True
+    return any(not ev.size(p) for n in walk(root) for p in n.presupposed())
+
+
+class BelievedEmpty:
+    """The :data:`Trust` of near-misses on one snapshot: one whose facts are complete for the
+    query's relations (a generated world, :meth:`KnowledgeGraph.complete`) is believed; any
+    other only when a text check finds nothing that might state the replaced constraint for
+    an entity that meets the rest of its description (:func:`text_states_near_miss`).
+
+    Attributes:
+        refused: Near-misses the text check refused so far.
+        last_reason: Why the last one was refused.
+    """
+
+    def __init__(
+        self,
+        graph: KnowledgeGraph,
+        passages_of: Callable[[int], Sequence[object]],
+        search: Callable[[str, int], Sequence[object]],
+    ) -> None:
+        self.graph = graph
+        self.passages_of = passages_of
+        self.search = search
+        self.refused = 0
+        self.last_reason = ""
+
+    def __call__(self, cand: Node, path: tuple[int, ...]) -> bool:
+        if self.graph.complete(relations_of(cand)):
+            return True
+        why = text_states_near_miss(cand, path, self.graph, self.passages_of, self.search)
+        if why is not None:
+            self.refused += 1
+            self.last_reason = why
+        return why is None
+
+
+TEXT_CHECK_CANDIDATES = 24  # entities whose pages a text check reads (more: refused)
+TEXT_CHECK_HITS = 20  # search hits a text check reads
+
+
+def text_states_near_miss(
+    root: Node,
+    path: tuple[int, ...],
+    graph: KnowledgeGraph,
+    passages_of: Callable[[int], Sequence[object]],
+    search: Callable[[str, int], Sequence[object]],
+) -> str | None:
+    """Where the snapshot's text might give the near-miss an answer, or None when it does not.
+
+    The replaced constant sits in one constraint of a description; the entities that meet
+    the description's other constraints are the ones that would answer if the text said
+    they meet it too (Algeria's infobox lists Berber as well as Arabic; the article says
+    Catalan is spoken where the facts record only Spanish). The check reads each such
+    entity's page for the new constant's name, and searches for the constant with the
+    relation's words, refusing when a hit is on such an entity's page. Too many such
+    entities to read is a refusal too. First of all, a kind is a label a reader does not
+    hold the question to: a near-miss that an entity of another kind answers ("the state
+    whose official language is Arabic": Algeria, a country; "the province that joined its
+    federation on 3 January 1959": Alaska, a state) is refused."""
+    intersect_path, constraint_at = path[:-2], path[-2]
+    description = _at(root, intersect_path)
+    members = description.conjuncts() or ()
+    other_kind = _answered_by_another_kind(members, graph)
+    if other_kind is not None:
+        return other_kind
+    rest = Intersect(tuple(a for i, a in enumerate(members) if i != constraint_at))
+    constraint = members[constraint_at]
+    link = constraint.link()
+    if link is None or link[1].constant is None:
+        return "the replaced constraint is not a named value"
+    relation, value = link[0], link[1].constant
+    ev = Evaluator(graph)
+    candidates = sorted(x for x in ev.eval(rest) if isinstance(x, int))
+    if len(candidates) > TEXT_CHECK_CANDIDATES:
+        return f"{len(candidates)} entities meet the rest of the description: too many to read"
+    names = [n.casefold() for n in _names_of(graph, value)]
+    for doc in candidates:
+        for p in passages_of(doc):
+            text = str(getattr(p, "text", "")).casefold()
+            if any(contains_phrase(text, n) for n in names):
+                return f"p{getattr(p, 'passage_id', '?')} on {graph.titles[doc]} names {names[0]!r}"
+    keywords = " ".join(relation_text(relation).keywords[:1])
+    query = f"{graph.surface(value)} {keywords}".strip()
+    docs = set(candidates)
+    for hit in search(query, TEXT_CHECK_HITS):
+        if getattr(hit, "doc_id", None) in docs:
+            return f"a search for {query!r} finds {getattr(hit, 'title', '?')}"
+    return None
+
+
+def _answered_by_another_kind(members: Sequence[Node], graph: KnowledgeGraph) -> str | None:
+    """Why a reader would take the near-miss's description to name an entity: one of another
+    kind meets every other constraint of it; None when none does (or it names no kind).
+
+    A real wiki's kinds are its infobox templates, and their words overlap ("state",
+    "country", "province"): Algeria, a country, is a state whose official language is
+    Arabic to any reader. The description is held to its constraints without the kind, not
+    the whole question: the facts that would rule the entity out further up (Albania's
+    population, under another infobox field) are the incomplete ones."""
+    rest = tuple(a for a in members if not isinstance(a, IsA))
+    if len(rest) == len(members) or not rest:
+        return None
+    kinds = ", ".join(sorted(a.kind for a in members if isinstance(a, IsA)))
+    found = sorted(x for x in Evaluator(graph).eval(Intersect(rest)) if isinstance(x, int))
+    if not found:
+        return None
+    return f"{graph.titles[found[0]]} meets the description but is not a {kinds}"
+
+
+def _at(node: Node, path: tuple[int, ...]) -> Node:
+    for i in path:
+        node = node.children()[i]
+    return node
+
+
+def _names_of(graph: KnowledgeGraph, item: Item) -> list[str]:
+    if isinstance(item, int):
+        title = graph.titles[item]
+        return list(dict.fromkeys((title, _DISAMBIGUATOR.sub("", title))))
+    return list(dict.fromkeys((graph.surface(item), item)))
 
 
 def emptiness_problems(root: Node, ev: Evaluator) -> list[str]:
     """Why ``root`` is not a near-miss: it has answers, or some constraint of an intersection
     has no member of its own (a question that is empty for a trivial reason)."""
-    n = ev.size(root)
-    if n:
+    if not no_answer(root, ev):
+        n = ev.size(root)
         return [f"query matches {n} answer(s); an unanswerable task must match none"]
     problems = []
     for node in walk(root):
-        if isinstance(node, Intersect):
-            for arg in node.args:
-                if not ev.size(arg):
-                    problems.append(f"constraint {canonical(arg)[:80]} has no member on its own")
+        for arg in node.conjuncts() or ():
+            # An exclusion ("not born in X") holds for nearly everyone: no trivial emptiness.
+            if arg.negated is None and not ev.size(arg):
+                problems.append(f"constraint {canonical(arg)[:80]} has no member on its own")
     return problems
 
 
-def unanswerable_task(task: Task, root: Node, renderer: Renderer, graph: KnowledgeGraph) -> Task:
-    """The unanswerable twin of the proved ``task`` with the near-miss query ``root``."""
-    question = renderer.question(root, phrasing_rng(root, task.seed or 0))
-    calls = [c for c in task.oracle if c.name != ToolName.ANSWER]
+def unanswerable_task(task: Task, root: Node, question: str) -> Task:
+    """The unanswerable twin of the proved ``task`` with the near-miss query ``root``, said
+    as ``question`` (:meth:`~wikigym.synth.generate.TaskBuilder.say`)."""
+    calls = [c for c in task.oracle if c.name != "answer"]
     oracle = [
         *calls,
         OracleCall(name="answer", arguments={"text": ABSTAIN_TEXT, "abstain": True}),
@@ -179,7 +306,11 @@ def verify_unanswerable(task: Task, root: Node, graph: KnowledgeGraph, box: Tool
     for f in task.evidence.facts:
         subject = -1 if f.subject_doc_id is None else f.subject_doc_id
         rows = graph.fwd.get(f.relation, {}).get(subject, ())
-        if not any(graph.f_pid[r] == f.passage_id and graph.f_surface[r] == f.object for r in rows):
+        if not any(
+            (graph.f_pid[r] == f.passage_id if f.passage_id is not None else not graph.stated(r))
+            and graph.f_surface[r] == f.object
+            for r in rows
+        ):
             problems.append(
                 f"evidence fact {f.subject} -{f.relation}-> {f.object} is not in the snapshot"
             )
@@ -198,8 +329,11 @@ def _replay_abstaining_oracle(task: Task, box: ToolBox) -> list[str]:
 
 __all__ = [
     "ABSTAIN_TEXT",
+    "BelievedEmpty",
     "emptiness_problems",
     "near_miss",
+    "no_answer",
+    "text_states_near_miss",
     "unanswerable_slots",
     "unanswerable_task",
     "verify_unanswerable",

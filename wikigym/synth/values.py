@@ -76,7 +76,7 @@ def clean_literal(value_type: str, text: str) -> Literal | None:
         if m.group(3) and not 1 <= int(m.group(3)) <= 31:
             return None
         surface = date_surface(text)
-        aliases = (text,) if surface != text else ()
+        aliases: tuple[str, ...] = (text,) if surface != text else ()
         if m.group(3):
             mon = _MONTHS[int(m.group(2)) - 1]
             aliases = (*aliases, f"{mon} {int(m.group(3))}, {int(m.group(1))}")
@@ -89,8 +89,9 @@ def clean_literal(value_type: str, text: str) -> Literal | None:
         if not math.isfinite(value):
             return None
         surface = format_number(value)
-        aliases = tuple(a for a in dict.fromkeys((plain, text)) if a != surface)
-        return Literal(plain, value, surface, aliases)
+        return Literal(
+            plain, value, surface, tuple(a for a in dict.fromkeys((plain, text)) if a != surface)
+        )
     if len(text) > MAX_TEXT_CHARS or _BAD_TEXT.search(text) or "," in text:
         return None
     return Literal(text, None, text)

@@ -15,21 +15,32 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.metrics import best_match
-from wikigym.envs.tools import ToolBox
 from wikigym.errors import SynthError
 from wikigym.synth.evaluate import Evaluator
-from wikigym.synth.generate import SHORTCUT_LEVELS, distractor_stats, names_candidate
+from wikigym.synth.fields import unheld_value
+from wikigym.synth.generate import (
+    SHORTCUT_LEVELS,
+    distractor_stats,
+    generator_version,
+    honest_question,
+    names_candidate,
+)
 from wikigym.synth.graph import KnowledgeGraph, graph_of
 from wikigym.synth.levels import level_problems
 from wikigym.synth.minimal import anchor_shortcut, effective_hops, redundant
 from wikigym.synth.oracle import run_oracle_calls
 from wikigym.synth.paraphrase import contains_word
-from wikigym.synth.query import measures, unwrap
+from wikigym.synth.query import Node, measures, unwrap
+from wikigym.synth.render import Renderer
+from wikigym.synth.surfacing import unsurfaced
 from wikigym.synth.unanswerable import verify_unanswerable
 from wikigym.synth.values import format_number
 from wikigym.tasks.taskset import Task, TaskSet
+from wikigym.tools import ToolBox
 
 _CHECKED = (
     "hops",
@@ -39,7 +50,9 @@ _CHECKED = (
     "described_entities",
     "distractor_min",
     "oracle_calls",
+    "unsurfaced",
 )
+SURFACED_SINCE = 6  # the generator version that measures unsurfaced layers
 
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -77,16 +90,25 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
     except SynthError as exc:
         return [f"query does not evaluate: {exc}"]
     if task.unanswerable:  # emptiness, proved like uniqueness
-        return verify_unanswerable(task, root, graph, box)
+        return [
+            *verify_unanswerable(task, root, graph, box),
+            *wording_problems(task, root, graph, ev),
+        ]
     if len(result) != 1:
         return [f"query matches {len(result)} answers, not exactly one"]
     (item,) = tuple(result)
-    if task.answer not in _answer_strings(graph, item):
+    if task.answer not in _answer_strings(graph, item) and task.answer != root.answer_text(
+        graph, item
+    ):
         problems.append(f"answer {task.answer!r} is not the query's answer {graph.surface(item)!r}")
     # Measures.
     m: dict[str, float | int | str] = dict(measures(root))
     m["distractor_min"], _ = distractor_stats(root, ev)
     m["oracle_calls"] = len(task.oracle)
+    if generator_version(task.generator) >= SURFACED_SINCE:
+        m["unsurfaced"] = unsurfaced(root, ev, snapshot.search)
+        if (unheld := unheld_value(root, ev, snapshot)) is not None:
+            problems.append(f"the snapshot states a value the proof did not hold ({unheld})")
     for k in _CHECKED:
         if k in task.difficulty and task.difficulty[k] != m[k]:
             problems.append(f"difficulty {k}={task.difficulty[k]} but the query gives {m[k]}")
@@ -116,13 +138,18 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
         for gold in task.golds:
             if any(q and contains_word(q, gold) for q in questions):
                 problems.append(f"the question gives the answer away ({gold!r})")
-    # Evidence.
+    problems.extend(wording_problems(task, root, graph, ev))
+    # Evidence: every fact is in the snapshot where the task says it is stated, and some
+    # fact is stated in a passage (a category line or a Wikidata statement alone is never
+    # a task's only evidence).
+    if task.evidence.facts and all(f.passage_id is None for f in task.evidence.facts):
+        problems.append("no evidence fact is stated in a passage")
     for f in task.evidence.facts:
         obj = f.object_doc_id if f.object_doc_id is not None else None
         subject = -1 if f.subject_doc_id is None else f.subject_doc_id
         rows = graph.fwd.get(f.relation, {}).get(subject, ())
         ok = any(
-            graph.f_pid[r] == f.passage_id
+            (graph.f_pid[r] == f.passage_id if f.passage_id is not None else not graph.stated(r))
             and (graph.f_obj[r] == obj if obj is not None else graph.f_surface[r] == f.object)
             for r in rows
         )
@@ -133,6 +160,29 @@ def verify_task(task: Task, snapshot: Snapshot, graph: KnowledgeGraph, box: Tool
             )
     problems.extend(replay_oracle(task, box, item, graph))
     return problems
+
+
+DEFINITE_SINCE = 6  # the generator version from which descriptions are definite only when one
+
+
+def wording_problems(task: Task, root: Node, graph: KnowledgeGraph, ev: Evaluator) -> list[str]:
+    """Since ``wikigym.synth/6``: the template question is the one the query says, and every
+    description it says definitely ("the person who ...", "this person") denotes one entity
+    of the snapshot (TaskSets of older generators are not held to it)."""
+    if generator_version(task.generator) < DEFINITE_SINCE or task.seed is None:
+        return []
+    r = Renderer(graph, np.random.default_rng(0))
+    said = honest_question(root, r, ev, task.seed)
+    wanted = str(task.difficulty.get("template_question", task.question))
+    if said is None:
+        many = [n for n in r.definites if ev.size(n) > 1]
+        return [
+            f"the question says {len(many) or 'some'} description(s) definitely that fit several "
+            f"entities ({'; '.join(r.unfit) or 'the proof finds them'})"
+        ]
+    if said != wanted:
+        return [f"the question is not the one its query says ({said[:80]!r})"]
+    return []
 
 
 def replay_oracle(task: Task, box: ToolBox, item: int | str, graph: KnowledgeGraph) -> list[str]:

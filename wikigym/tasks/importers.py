@@ -23,10 +23,13 @@ Everything is read and emitted in file order, so importing a file twice gives th
 from __future__ import annotations
 
 import hashlib
+import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from wikigym.corpora.readers.base import iter_json_array, iter_json_lines, open_input
 from wikigym.corpora.readers.hotpotqa import context_paragraphs
@@ -35,7 +38,14 @@ from wikigym.errors import SourceError, TaskSetError
 from wikigym.tasks.layout import DEFAULT_PAGE_CHARS, page_blocks, paginate
 from wikigym.tasks.limits import MAX_CITATIONS, MAX_PART, MAX_TITLE_CHARS
 from wikigym.tasks.refs import page_ref, parse_ref, passage_ref
-from wikigym.tasks.taskset import Evidence, OracleCall, RubricEntry, Task, TaskSet
+from wikigym.tasks.taskset import (
+    Evidence,
+    OracleCall,
+    RubricEntry,
+    Task,
+    TaskSet,
+    check_task_id,
+)
 
 GENERATOR = "wikigym.import/1"
 YES_NO = ("yes", "no")
@@ -106,6 +116,13 @@ def _iter_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise TaskSetError(str(exc)) from exc
 
 
+def _clip(value: object) -> str:
+    """A short repr of any JSON value (bounded in depth: no recursion on nested input)."""
+    short = reprlib.Repr()  # keyword arguments only from Python 3.12
+    short.maxlevel, short.maxstring, short.maxother, short.maxlist, short.maxdict = 3, 60, 60, 4, 4
+    return short.repr(value)[:120]
+
+
 def _scalar(value: object) -> str:
     """A string or number as stripped text; ``""`` for anything else."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -120,7 +137,7 @@ def _text(row: dict[str, Any], key: str, where: str, *, required: bool = True) -
         return None
     text = _scalar(value)
     if not text:
-        got = "nothing" if value is None else repr(value)[:80]
+        got = "nothing" if value is None else _clip(value)
         raise TaskSetError(f"{where}: field {key!r} must be a non-empty string, got {got}")
     return text
 
@@ -133,13 +150,31 @@ def _answers(row: dict[str, Any], key: str, where: str) -> tuple[str, list[str]]
         if not items or not all(items):
             raise TaskSetError(
                 f"{where}: field {key!r} must be a non-empty string or a list of non-empty "
-                f"strings, got {repr(value)[:80]}"
+                f"strings, got {_clip(value)}"
             )
         answer = items[0]
         return answer, [a for a in dict.fromkeys(items[1:]) if a != answer]
     text = _text(row, key, where)
     assert text is not None
     return text, []
+
+
+def _task_id(text: str | None, where: str) -> str | None:
+    """``text`` if it is a valid task id (or None), else a TaskSetError naming the row."""
+    try:
+        return None if text is None else check_task_id(text)
+    except ValueError as exc:
+        raise TaskSetError(f"{where}: field 'id': {exc}") from None
+
+
+def _task(where: str, **fields: Any) -> Task:
+    """A Task of the row at ``where``; a field the model refuses is a TaskSetError."""
+    try:
+        return Task(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field_name = ".".join(str(p) for p in first["loc"])
+        raise TaskSetError(f"{where}: field {field_name!r}: {first['msg']}") from None
 
 
 def _hash_id(prefix: str, question: str, used: dict[str, int]) -> str:
@@ -173,7 +208,8 @@ def import_nq_open(path: str | Path) -> TaskSet:
         assert question is not None
         answer, aliases = _answers(row, "answer", where)
         tasks.append(
-            Task(
+            _task(
+                where,
                 task_id=_hash_id("nq", question, used),
                 question=question,
                 answer=answer,
@@ -209,10 +245,11 @@ def import_jsonl(path: str | Path) -> TaskSet:
             raise TaskSetError(f"{where}: field 'aliases' must be a list of strings, got {extra!r}")
         aliases = list(dict.fromkeys(a.strip() for a in [*aliases, *extra] if a.strip()))
         key = "task_id" if "task_id" in row else "id"
-        task_id = _text(row, key, where, required=False) or _hash_id("q", question, used)
+        task_id = _task_id(_text(row, key, where, required=False), where)
         tasks.append(
-            Task(
-                task_id=task_id,
+            _task(
+                where,
+                task_id=task_id or _hash_id("q", question, used),
                 question=question,
                 answer=answer,
                 aliases=[a for a in aliases if a != answer],
@@ -249,7 +286,7 @@ def _supporting_facts(row: dict[str, Any], where: str) -> list[tuple[str, int]]:
         if not isinstance(title, str) or not title.strip() or not isinstance(sent_id, int):
             raise TaskSetError(
                 f"{where}: 'supporting_facts' must be {{title: [...], sent_id: [...]}} or "
-                f"[[title, sent_id], ...], got {repr(facts)[:120]}"
+                f"[[title, sent_id], ...], got {_clip(facts)}"
             )
         out.append((title.strip(), sent_id))
     return out
@@ -410,7 +447,7 @@ def _hotpot_task(
     """One HotpotQA row as a Task (resolved in ``world`` when given); problems go to ``report``."""
     if "id" not in row and "_id" not in row:
         raise TaskSetError(f"{where}: no 'id' (or '_id') field; HotpotQA rows carry their id")
-    task_id = _text(row, "id" if "id" in row else "_id", where)
+    task_id = _task_id(_text(row, "id" if "id" in row else "_id", where), where)
     question = _text(row, "question", where)
     answer = _text(row, "answer", where)
     assert task_id is not None and question is not None and answer is not None
@@ -489,7 +526,8 @@ def _hotpot_task(
     kind = row.get("type")
     if isinstance(kind, str) and kind:
         difficulty["type"] = kind
-    return Task(
+    return _task(
+        where,
         task_id=task_id,
         question=question,
         answer=answer,

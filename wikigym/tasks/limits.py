@@ -1,6 +1,6 @@
 """Bounds of tool-call arguments.
 
-The tools' argument models (:mod:`wikigym.envs.tool_specs`) enforce them, and every task
+The tools' argument models (:mod:`wikigym.tools`) enforce them, and every task
 source that writes an oracle trajectory (importers, one-hop defaults, synth) must stay within
 them, so they live here, below both.
 """

@@ -2,6 +2,12 @@
 
 A TaskSet is content-addressed like a snapshot: ``taskset_id`` is a sha256 over the
 canonical JSON of its tasks, in order, so a trajectory can name exactly what it ran on.
+
+Task ids follow one rule, checked whenever a task is made or loaded (:func:`check_task_id`):
+1 to :data:`MAX_TASK_ID_CHARS` characters, all printable (``str.isprintable``: no control,
+format, surrogate, private-use or unassigned character, no line break; the plain space is
+the only whitespace allowed) and no space at either end. Ids name episodes in reports and
+trajectory files, whose names derive from them safely (:func:`wikigym.envs.replay.file_stem`).
 Parquet files store each task as canonical JSON in a ``task`` column (plus flat columns
 for browsing: task_id, question, answer, level) so nested fields survive unchanged.
 """
@@ -12,11 +18,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,10 +33,41 @@ from pydantic import (
 )
 
 from wikigym.errors import TaskSetError
+from wikigym.jsonl import json_lines
+
+#: The most characters a task id may have.
+MAX_TASK_ID_CHARS = 200
+
+
+def check_task_id(value: str) -> str:
+    """``value`` if it is a valid task id (see the module docstring), else ValueError."""
+    if not 1 <= len(value) <= MAX_TASK_ID_CHARS:
+        raise ValueError(
+            f"a task id must have 1 to {MAX_TASK_ID_CHARS} characters, this one has "
+            f"{len(value):,}; give the task a shorter id"
+        )
+    bad = next((c for c in value if not c.isprintable()), None)
+    if bad is not None:
+        raise ValueError(
+            f"a task id must hold printable characters only, this one has U+{ord(bad):04X} "
+            f"at {value.index(bad)} ({value[:40]!r}); remove it from the id"
+        )
+    if value != value.strip():
+        raise ValueError(f"a task id must not start or end with a space, got {value[:40]!r}")
+    return value
+
+
+TaskId = Annotated[str, AfterValidator(check_task_id)]
 
 
 class EvidenceFact(BaseModel):
-    """A fact of the snapshot a task rests on."""
+    """A fact of the snapshot a task rests on.
+
+    ``source`` is where the snapshot read it (``infobox``, ``lead``, ``category``,
+    ``wikidata``; left out for a generated world's own facts) and ``statement`` where it is
+    stated when no passage states it (``passage_id`` null): the category line or the Wikidata
+    statement. Both are left out of the JSON when empty, so other tasks keep their bytes.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -39,6 +77,16 @@ class EvidenceFact(BaseModel):
     object: str
     object_doc_id: int | None = None
     passage_id: int | None = None
+    source: str | None = None
+    statement: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("source", "statement"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class Evidence(BaseModel):
@@ -96,7 +144,7 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task_id: str = Field(min_length=1)
+    task_id: TaskId
     question: str = Field(min_length=1)
     answer: str = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
@@ -173,7 +221,9 @@ class TaskSet(Sequence[Task]):
         """
         if task_id not in self._by_id:
             some = ", ".join(repr(t.task_id) for t in self._tasks[:3])
-            raise TaskSetError(f"no task {task_id!r} in {self.name}; task ids look like {some}")
+            raise TaskSetError(
+                f"no task {task_id[:80]!r} in {self.name}; task ids look like {some}"
+            )
         return self._tasks[self._by_id[task_id]]
 
     def snapshot_ids(self) -> set[str]:
@@ -216,21 +266,23 @@ class TaskSet(Sequence[Task]):
         path = Path(path)
         if not path.is_file():
             raise TaskSetError(f"TaskSet file {path} does not exist")
+        rows: Iterable[tuple[int, str]]
         if path.suffix == ".parquet":
-            rows = pq.read_table(path, columns=["task"]).column("task").to_pylist()
+            column = pq.read_table(path, columns=["task"]).column("task").to_pylist()
+            rows = enumerate(column, 1)
         elif path.suffix in (".jsonl", ".json"):
-            rows = path.read_text(encoding="utf-8").splitlines()
+            rows = json_lines(path, TaskSetError, what="a TaskSet file")
         else:
             raise TaskSetError(f"TaskSet files end in .jsonl or .parquet, got {path.name!r}")
         tasks = []
-        for i, line in enumerate(rows, 1):
+        for i, line in rows:
             if not line.strip():
                 continue
             try:
                 tasks.append(Task.model_validate_json(line))
             except ValidationError as exc:
                 first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
+                where = ".".join(str(p) for p in first["loc"]) or "the line"
                 raise TaskSetError(
                     f"{path}:{i}: invalid task ({where}: {first['msg']}); "
                     "expected the fields of wikigym.tasks.taskset.Task"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["trl_kwargs"]
+__all__ = ["trl_kwargs", "trl_multi_kwargs"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "trl_kwargs":
-        from wikigym.trainers.trl_inputs import trl_kwargs
+    if name in __all__:
+        from wikigym.trainers import trl_inputs
 
-        return trl_kwargs
+        return getattr(trl_inputs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ the equivalent ``<tool_call>`` action and calls ``env.step``, so validation, rew
 error codes and metrics all come from the env, exactly as in evaluation. The tool methods a
 class exposes are the env's enabled tools: every tool set has its own module-level subclass,
 generated from the tool registry at import (``WikigymEnv_search_open_find_python_answer`` for
-WikiSearch-v0, ``WikigymEnv_answer`` for Calc-v0): the classes, and so :class:`EnvironmentFactory`,
+WikiSearch-v1, ``WikigymEnv_answer`` for Calc-v0): the classes, and so :class:`EnvironmentFactory`,
 pickle by reference (TRL's ``AsyncGRPOTrainer`` pickles the factory).
 
 ``get_reward()`` returns the env's total reward, or None for a masked episode. TRL 1.16 turns
@@ -33,8 +33,8 @@ Many env instances share one read-only snapshot and TaskSet (``tasks.defaults.sh
 from __future__ import annotations
 
 import functools
-import itertools
 import json
+import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,13 +44,15 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec as GymEnvSpec
 
-from wikigym.envs.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
+from wikigym.codes import NO_ATTEMPT_CODES, PARSE_FAILURE_CODES
+from wikigym.corpora.snapshot import Snapshot
 from wikigym.envs.recipe import env_spec, make_env, takes_corpus
-from wikigym.envs.registry import trl_method
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.rewards import EpisodeOutcome, compute_reward
-from wikigym.envs.tool_specs import ToolName, format_tool_call
-from wikigym.tasks.defaults import resolve_resources
+from wikigym.tasks.defaults import EmbeddedPin, resolve_resources
 from wikigym.tasks.taskset import TaskSet
+from wikigym.tools import format_tool_call, tool_names
+from wikigym.tools.methods import trl_method
 from wikigym.trainers.episodes import (
     EpisodeRecord,
     EpisodeSink,
@@ -68,14 +70,14 @@ class EnvSpec:
     :meth:`make` makes envs from it, all sharing the snapshot and TaskSet, opened once.
 
     Attributes:
-        env_id: A registered Gymnasium id (``WikiSearch-v0``, ``Calc-v0``, ...).
+        env_id: A registered Gymnasium id (``WikiSearch-v1``, ``Calc-v0``, ...).
         corpus: Snapshot directory (WikiSearch); None for the default world.
         tasks: TaskSet file (WikiSearch), or a TaskSet; None for the default TaskSet.
         kwargs: Other keyword arguments of the env (``max_steps``, ``reward``, ``python``,
             ``tools``, ``level``, ...).
     """
 
-    env_id: str = "WikiSearch-v0"
+    env_id: str = WIKI_SEARCH
     corpus: str | Path | None = None
     tasks: str | Path | TaskSet | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
@@ -106,12 +108,13 @@ class EnvSpec:
         if self._resolved is None:
             kwargs: dict[str, Any] = {}
             if self.is_wiki():
-                snapshot, taskset = resolve_resources(self.corpus, self.tasks)
+                pin = EmbeddedPin.from_value(self.recipe().kwargs.get("embedded"))
+                snapshot, taskset = resolve_resources(self.corpus, self.tasks, pin=pin)
                 kwargs.update(corpus=snapshot, tasks=taskset)
             elif self.corpus is not None or self.tasks is not None:
                 raise ValueError(
                     f"{self.env_id} takes no corpus or tasks (got corpus={self.corpus!r}, "
-                    f"tasks={self.tasks!r}); drop them or use WikiSearch-v0"
+                    f"tasks={self.tasks!r}); drop them or use WikiSearch-v1"
                 )
             self._resolved = kwargs
         return self._resolved
@@ -120,6 +123,11 @@ class EnvSpec:
         """A new env instance (sharing the snapshot and TaskSet)."""
         return make_env(self.recipe(), disable_env_checker=True, **self.make_kwargs())
 
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot of a WikiSearch env (None for envs without one)."""
+        corpus = self.make_kwargs().get("corpus")
+        return corpus if isinstance(corpus, Snapshot) else None
+
     def taskset(self) -> TaskSet | None:
         """The TaskSet of a WikiSearch env (None for envs without one)."""
         tasks = self.make_kwargs().get("tasks")
@@ -127,9 +135,16 @@ class EnvSpec:
 
 
 # ---- the adapter ---------------------------------------------------------------------------
-TOOL_METHODS: dict[str, Callable[..., str]] = {name.value: trl_method(name) for name in ToolName}
-"""The tool methods, generated from the tool registry (``envs.registry``): their signatures
-and docstrings are the schema TRL shows the model; each body is one env step."""
+def tool_method(name: str) -> Callable[..., str]:
+    """The method of tool ``name``, generated from the tool registry (:mod:`wikigym.tools`):
+    its signature and docstring are the schema TRL shows the model; its body is one env step.
+
+    Raises:
+        ValueError: No tool is called ``name``.
+    """
+    if name not in tool_names():
+        raise ValueError(f"no tool method for {[name]}; known tools: {sorted(tool_names())}")
+    return trl_method(name)
 
 
 class ToolEnv:
@@ -147,11 +162,11 @@ class ToolEnv:
     def __init_subclass__(cls, tools: Sequence[str] = (), **kwargs: Any) -> None:
         """Give a subclass one generated method per tool (``class X(ToolEnv, tools=[...])``)."""
         super().__init_subclass__(**kwargs)
-        unknown = [t for t in tools if t not in TOOL_METHODS]
+        unknown = [t for t in tools if t not in tool_names()]
         if unknown:
-            raise ValueError(f"no tool method for {unknown}; known tools: {sorted(TOOL_METHODS)}")
+            raise ValueError(f"no tool method for {unknown}; known tools: {sorted(tool_names())}")
         for name in tools:
-            setattr(cls, name, TOOL_METHODS[name])
+            setattr(cls, name, tool_method(name))
         cls._tool_names = tuple(tools)
 
     def __init__(self, env: gym.Env, sink: EpisodeSink | None = None) -> None:
@@ -320,18 +335,9 @@ def env_tool_names(env: gym.Env) -> tuple[str, ...]:
     return tuple(getattr(t, "value", str(t)) for t in tools)
 
 
-def _define_tool_env_classes() -> dict[tuple[str, ...], type[ToolEnv]]:
-    """One module-level :class:`ToolEnv` subclass per non-empty tool set, tools in registry
-    order (an env's tool list is a subset of the registry; TRL lists methods by name, so the
-    order within a set does not change the schema)."""
-    names = [n.value for n in ToolName]
-    classes: dict[tuple[str, ...], type[ToolEnv]] = {}
-    for size in range(1, len(names) + 1):
-        for combo in itertools.combinations(names, size):
-            cls_name = "WikigymEnv_" + "_".join(combo)
-            body = functools.partial(_module_level_body, cls_name)
-            classes[combo] = types.new_class(cls_name, (ToolEnv,), {"tools": combo}, body)
-    return classes
+_CLASS_PREFIX = "WikigymEnv_"
+_TOOL_ENV_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = {}
+_CLASSES_LOCK = threading.Lock()
 
 
 def _module_level_body(qualname: str, namespace: dict[str, Any]) -> None:
@@ -339,27 +345,55 @@ def _module_level_body(qualname: str, namespace: dict[str, Any]) -> None:
     namespace.update(__module__=__name__, __qualname__=qualname)
 
 
-TOOL_ENV_CLASSES: dict[tuple[str, ...], type[ToolEnv]] = _define_tool_env_classes()
-"""Every tool set's class, keyed by its tools in registry order. Each is also a module
-attribute (``WikigymEnv_search_open_find_answer``, ...), so pickle finds it by name."""
-globals().update({cls.__name__: cls for cls in TOOL_ENV_CLASSES.values()})
-
-
-def tool_env_class(tool_names: Sequence[str]) -> type[ToolEnv]:
+def tool_env_class(tool_names_: Sequence[str]) -> type[ToolEnv]:
     """The module-level :class:`ToolEnv` subclass whose public tool methods are exactly
-    ``tool_names`` (in any order; duplicates count once).
+    ``tool_names_`` (in any order; duplicates count once), made on first use.
+
+    Its name lists the tools in registry order (``WikigymEnv_search_open_find_python_answer``
+    for WikiSearch-v1, ``WikigymEnv_answer`` for Calc-v0) and it is a module attribute, so
+    pickle finds it by name (a process that unpickles one makes it again, see ``__getattr__``).
 
     Raises:
         ValueError: An unknown tool name, or no tool at all.
     """
-    unknown = sorted({t for t in tool_names if t not in TOOL_METHODS})
-    if unknown or not tool_names:
+    known = tool_names()
+    unknown = sorted({t for t in tool_names_ if t not in known})
+    if unknown or not tool_names_:
         raise ValueError(
-            f"no tool method for {unknown or 'an empty tool list'}; known tools: "
-            f"{sorted(TOOL_METHODS)}"
+            f"no tool method for {unknown or 'an empty tool list'}; known tools: {sorted(known)}"
         )
-    wanted = set(tool_names)
-    return TOOL_ENV_CLASSES[tuple(n.value for n in ToolName if n.value in wanted)]
+    wanted = set(tool_names_)
+    combo = tuple(n for n in known if n in wanted)
+    with _CLASSES_LOCK:
+        cls = _TOOL_ENV_CLASSES.get(combo)
+        if cls is None:
+            cls_name = _CLASS_PREFIX + "_".join(combo)
+            body = functools.partial(_module_level_body, cls_name)
+            cls = types.new_class(cls_name, (ToolEnv,), {"tools": combo}, body)
+            _TOOL_ENV_CLASSES[combo] = cls
+            globals()[cls_name] = cls
+        return cls
+
+
+def _tools_in_class_name(suffix: str, known: Sequence[str]) -> tuple[str, ...] | None:
+    """The tools a generated class name lists (registry order), or None if it lists none."""
+    if not suffix:
+        return ()
+    for i, name in enumerate(known):
+        if suffix == name or suffix.startswith(name + "_"):
+            rest = _tools_in_class_name(suffix[len(name) + 1 :], known[i + 1 :])
+            if rest is not None:
+                return (name, *rest)
+    return None
+
+
+def __getattr__(name: str) -> Any:
+    """A generated tool-set class asked for by name (unpickling in a fresh process)."""
+    if name.startswith(_CLASS_PREFIX):
+        combo = _tools_in_class_name(name[len(_CLASS_PREFIX) :], tool_names())
+        if combo:
+            return tool_env_class(combo)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class EnvironmentFactory:
@@ -457,6 +491,7 @@ class FinishEpisodes:
         self, stop_token_ids: Sequence[int] | None = None, *, mask_length_truncated: bool = True
     ) -> None:
         self.__name__ = "finish_episodes"  # TRL's name for the reward column
+        self.masked_last_call = 0  # masked rollouts in the batch last scored
         self.stop_token_ids: frozenset[int] | None = None
         self.mask_length_truncated = mask_length_truncated
         if stop_token_ids is not None:
@@ -490,6 +525,9 @@ class FinishEpisodes:
                     env._finish_with_text(str(last.get("content") or ""))
             if cut and self.mask_length_truncated:
                 env._mask_length_truncated()
+        self.masked_last_call = sum(
+            1 for env in environments or [] if isinstance(env, ToolEnv) and env._masked
+        )
         return [None] * len(completions)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from wikigym.cli_args import add_dataclass_arguments, dataclass_from_args
 from wikigym.cliutil import SubParsers, require_extra
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.trainers.grpo import TrainConfig, uses_cold_start
 from wikigym.trainers.sft import ExportConfig, SFTRunConfig
 
@@ -53,6 +54,9 @@ def cmd_train_grpo(args: argparse.Namespace) -> int:
         from wikigym.trainers.vllm import require_vllm
 
         require_vllm()
+    from wikigym.trainers.progress import quiet_library_bars
+
+    quiet_library_bars()  # the stages say what is going on (or, with --quiet, nothing does)
     summary = train(cfg)
     print(json.dumps(summary, sort_keys=True))
     print(f"metrics: {Path(cfg.output_dir) / 'metrics.jsonl'}", file=sys.stderr)
@@ -89,15 +93,18 @@ def cmd_train_sft(args: argparse.Namespace) -> int:
     """Fine-tune on an export; the run directory appears only when the run is complete."""
     from wikigym.outputs import atomic_output, refuse_existing
     from wikigym.trainers.grpo import check_model, resolve_model
+    from wikigym.trainers.progress import Progress, quiet_library_bars
     from wikigym.trainers.sft import load_sft_dataset, run_sft
 
     cfg = dataclass_from_args(SFTRunConfig, args)
     require_extra(TRAIN_MODULES, "train", "wikigym train sft")
     refuse_existing(cfg.output_dir, cfg.overwrite)  # before loading anything
-    model_cfg = TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model)
+    model_cfg = TrainConfig(output_dir=str(cfg.output_dir), model=cfg.model, quiet=cfg.quiet)
     check_model(model_cfg)
     dataset = load_sft_dataset(cfg.data)  # before the tiny model is built
-    model = resolve_model(model_cfg)
+    quiet_library_bars()
+    progress = Progress(enabled=not cfg.quiet)
+    model = resolve_model(model_cfg, progress=progress)
     with atomic_output(cfg.output_dir, overwrite=cfg.overwrite) as tmp:
         final = run_sft(
             model,
@@ -109,6 +116,7 @@ def cmd_train_sft(args: argparse.Namespace) -> int:
             max_length=cfg.max_length,
             seed=cfg.seed,
             use_cpu=cfg.cpu,
+            progress=progress,
         )
         name = final.relative_to(tmp)
     print(Path(cfg.output_dir) / name)
@@ -125,7 +133,7 @@ def cmd_export_sft(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(ExportConfig, args)
     refuse_existing(cfg.out, cfg.overwrite)  # before building the default world
     spec = EnvSpec(
-        env_id="WikiSearch-v0",
+        env_id=WIKI_SEARCH,
         corpus=cfg.corpus,
         tasks=cfg.tasks,
         kwargs={"python": "off", "max_steps": cfg.max_env_steps},

@@ -26,16 +26,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikigym.errors import WikigymError
 from wikigym.outputs import atomic_output
 from wikigym.tasks.refs import passage_ref
 from wikigym.tasks.taskset import OracleCall, Task, TaskSet
 from wikigym.trainers.adapter import EnvSpec
+from wikigym.trainers.sft import call_turn
+
+if TYPE_CHECKING:
+    from wikigym.trainers.progress import Progress
 
 COLD_START_VERSION = 4
 COLD_START_MARKER = "wikigym_cold_start.json"
@@ -85,7 +88,9 @@ def oracle_taskset(spec: EnvSpec) -> TaskSet:
     return taskset
 
 
-def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]:
+def compact_chats(
+    spec: EnvSpec, *, system: bool = True, progress: Progress | None = None
+) -> list[dict[str, Any]]:
     """Short oracle chats of ``spec``'s TaskSet with the compact prompt (with its system text
     unless ``system`` is false) and no tool schema.
 
@@ -102,14 +107,19 @@ def compact_chats(spec: EnvSpec, *, system: bool = True) -> list[dict[str, Any]]
     writes only what it was shown; it ends with the answer call (the env's last observation is
     not a turn the policy plays).
 
+    ``progress``: a bar over the tasks replayed.
+
     Raises:
         WikigymError: ``spec`` has no TaskSet.
     """
     taskset = oracle_taskset(spec)
     env = spec.make()
     out: list[dict[str, Any]] = []
+    tasks: Any = enumerate(taskset)
+    if progress is not None:
+        tasks = progress.iterate(tasks, "cold start: oracle chats", len(taskset), "task")
     try:
-        for i, task in enumerate(taskset):
+        for i, task in tasks:
             chat = _shortest_chat(env, task, seed=i, system=system)
             if chat is not None:
                 out.append({"messages": chat, "task_id": task.task_id})
@@ -173,18 +183,10 @@ def _replay(
         if any(s not in seen for s in shown):
             copied = False
         text = json.dumps(_in_call_order(arguments), ensure_ascii=False)
-        action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {text}}}</tool_call>'
+        action, message = call_turn(call.name, text)
         obs, step_reward, terminated, truncated, info = env.step(action)
         reward = float(step_reward)
-        messages.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {"type": "function", "function": {"name": call.name, "arguments": text}}
-                ],
-            }
-        )
+        messages.append(message)
         done = terminated or truncated
         if done:
             break
@@ -335,6 +337,67 @@ def first_turns(chats: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [w for w in turn_windows(chats) if len(w["messages"]) == 2]
 
 
+@dataclass(frozen=True)
+class SFTStage:
+    """One SFT stage of a :class:`ColdStartRecipe`: its rows and TRL settings."""
+
+    name: str
+    rows: list[dict[str, Any]]
+    steps: int
+    learning_rate: float
+    warmup_steps: int
+    batch_size: int
+
+
+def stage_plan(
+    chats: list[dict[str, Any]],
+    recipe: ColdStartRecipe,
+    own: list[dict[str, Any]] | None = None,
+) -> list[SFTStage]:
+    """The SFT stages of ``recipe`` in order, those with steps only (see :func:`sft_stages`).
+
+    - ``first``: the first turn of each chat. Copying the question is the skill every later
+      turn builds on, and its windows are the shortest: with ~24k distinct train questions a
+      2-layer model copies 71% of held-out questions exactly after 500 steps of 64 (20% with
+      ~4k questions, which it memorises instead).
+    - ``windows``: every turn with what came before it (:func:`turn_windows`).
+    - ``chats``: whole chats; the windows stage has already moved the weights far, so a
+      gentler rate (a third) follows it.
+    - ``own``: the chats of the tasks a GRPO run will play, at a third of the rate.
+    """
+    lr, warmup = recipe.learning_rate, recipe.warmup_steps
+    window_rows = recipe.window_batch_size
+    plan = [
+        SFTStage(
+            "first",
+            at_most(first_turns(chats), recipe.first_steps * window_rows, recipe.seed),
+            recipe.first_steps, lr, warmup, window_rows,
+        ),
+        SFTStage(
+            "windows",
+            at_most(turn_windows(chats), recipe.window_steps * window_rows, recipe.seed),
+            recipe.window_steps, lr, warmup, window_rows,
+        ),
+        SFTStage(
+            "chats",
+            at_most(chats, recipe.sft_steps * recipe.batch_size, recipe.seed),
+            recipe.sft_steps,
+            lr / 3 if recipe.window_steps > 0 else lr,
+            min(warmup, max(1, recipe.sft_steps // 10)),
+            recipe.batch_size,
+        ),
+        SFTStage(
+            "own",
+            list(own or []),
+            recipe.own_steps if own else 0,
+            lr / 3,
+            min(warmup, max(1, recipe.own_steps // 10)),
+            recipe.batch_size,
+        ),
+    ]  # fmt: skip
+    return [stage for stage in plan if stage.steps > 0]
+
+
 def sft_stages(
     base: str | Path,
     chats: list[dict[str, Any]],
@@ -343,10 +406,12 @@ def sft_stages(
     own: list[dict[str, Any]] | None = None,
     *,
     cpu: bool = True,
+    progress: Progress | None = None,
 ) -> Path:
-    """The SFT stages of ``recipe`` from ``base`` (TRL's ``SFTTrainer``, assistant turns only,
-    float32 on the CPU; ``cpu=False``: on the trainer's accelerator, bf16); returns the final
-    checkpoint under ``out``.
+    """The SFT stages of ``recipe`` (:func:`stage_plan`) from ``base`` (TRL's ``SFTTrainer``,
+    assistant turns only, float32 on the CPU; ``cpu=False``: on the trainer's accelerator,
+    bf16); returns the final checkpoint under ``out``. ``progress``: each stage's steps as a
+    labelled bar.
 
     With ``own`` (the chats of the tasks a GRPO run will play) a last stage of
     ``recipe.own_steps`` fits those alone, at a third of the rate. It is what makes the
@@ -371,76 +436,19 @@ def sft_stages(
         "group_by_length": recipe.group_by_length,
     }
     model = str(base)
-    if recipe.first_steps > 0:
-        # Copying the question is the skill every later turn builds on, and its windows are
-        # the shortest: with ~24k distinct train questions a 2-layer model copies 71% of
-        # held-out questions exactly after 500 steps of 64 (20% with ~4k questions, which it
-        # memorises instead).
+    plan = stage_plan(chats, recipe, own)
+    for i, stage in enumerate(plan, 1):
         model = str(
             run_sft(
                 model,
-                Dataset.from_list(
-                    at_most(
-                        first_turns(chats),
-                        recipe.first_steps * recipe.window_batch_size,
-                        recipe.seed,
-                    )
-                ),
-                out / "first",
-                max_steps=recipe.first_steps,
-                learning_rate=recipe.learning_rate,
-                warmup_steps=recipe.warmup_steps,
-                batch_size=recipe.window_batch_size,
-                **common,
-            )
-        )
-    if recipe.window_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(
-                    at_most(
-                        turn_windows(chats),
-                        recipe.window_steps * recipe.window_batch_size,
-                        recipe.seed,
-                    )
-                ),
-                out / "windows",
-                max_steps=recipe.window_steps,
-                learning_rate=recipe.learning_rate,
-                warmup_steps=recipe.warmup_steps,
-                batch_size=recipe.window_batch_size,
-                **common,
-            )
-        )
-    if recipe.sft_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(
-                    at_most(chats, recipe.sft_steps * recipe.batch_size, recipe.seed)
-                ),
-                out / "chats",
-                max_steps=recipe.sft_steps,
-                # The windows stage has already moved the weights far: a gentler second stage.
-                learning_rate=(
-                    recipe.learning_rate / 3 if recipe.window_steps > 0 else recipe.learning_rate
-                ),
-                warmup_steps=min(recipe.warmup_steps, max(1, recipe.sft_steps // 10)),
-                batch_size=recipe.batch_size,
-                **common,
-            )
-        )
-    if own and recipe.own_steps > 0:
-        model = str(
-            run_sft(
-                model,
-                Dataset.from_list(own),
-                out / "own",
-                max_steps=recipe.own_steps,
-                learning_rate=recipe.learning_rate / 3,
-                warmup_steps=min(recipe.warmup_steps, max(1, recipe.own_steps // 10)),
-                batch_size=recipe.batch_size,
+                Dataset.from_list(stage.rows),
+                out / stage.name,
+                max_steps=stage.steps,
+                learning_rate=stage.learning_rate,
+                warmup_steps=stage.warmup_steps,
+                batch_size=stage.batch_size,
+                progress=progress,
+                stage=f"cold start SFT {i}/{len(plan)} ({stage.name})",
                 **common,
             )
         )
@@ -466,9 +474,9 @@ def training_tasks(spec: EnvSpec, subset: TaskSet, recipe: ColdStartRecipe) -> T
     if recipe.extra_tasks <= 0:
         return subset
     from wikigym.synth.generate import SynthConfig, generate_tasks
-    from wikigym.tasks.defaults import resolve_resources
 
-    snapshot, _ = resolve_resources(spec.corpus, spec.tasks)
+    snapshot = spec.snapshot()
+    assert snapshot is not None  # a spec with a TaskSet reads a snapshot
     extra = generate_tasks(
         snapshot, SynthConfig(difficulty=recipe.level, n=recipe.extra_tasks, seed=recipe.seed + 1)
     )
@@ -503,7 +511,11 @@ def cold_start_key(recipe: ColdStartRecipe, taskset: TaskSet) -> str:
 
 
 def build_cold_start_model(
-    spec: EnvSpec, cache: Path, recipe: ColdStartRecipe | None = None
+    spec: EnvSpec,
+    cache: Path,
+    recipe: ColdStartRecipe | None = None,
+    *,
+    progress: Progress | None = None,
 ) -> Path:
     """Build (or reuse) the SFT'd tiny model for the TaskSet of ``spec``.
 
@@ -512,6 +524,7 @@ def build_cold_start_model(
             the tool schema of the chats).
         cache: The folder the checkpoint is cached in (``tiny-sft-<key>`` below it).
         recipe: The settings (default: :class:`ColdStartRecipe`).
+        progress: Where its stages are shown (default: shown on stderr).
 
     Returns:
         The checkpoint directory (model and tokenizer, loadable by ``from_pretrained``).
@@ -528,18 +541,20 @@ def build_cold_start_model(
     marker = out / COLD_START_MARKER
     if marker.is_file():
         return out
+    from wikigym.trainers.progress import Progress
+
+    progress = progress or Progress()
     kwargs = {**spec.kwargs, "max_steps": recipe.max_env_steps}
-    print(
-        f"[wikigym] building the cpu-tiny cold start once (cached in {out}): SFT of a tiny "
-        f"model on oracle trajectories of {recipe.level} tasks, {recipe.window_steps} + "
-        f"{recipe.sft_steps} steps "
-        "(several minutes on 2 cores)",
-        file=sys.stderr,
-        flush=True,
+    progress.stage(
+        "cold start",
+        f"built once, cached in {out}: {recipe.extra_tasks} more {recipe.level} tasks, their "
+        f"oracle chats, a tokenizer, a tiny model, then SFT ({cold_start_steps(recipe)})",
     )
+    progress.stage("cold start: tasks", f"synthesising {recipe.extra_tasks} {recipe.level} tasks")
     tasks = training_tasks(spec, subset, recipe)
+    progress.done("cold start: tasks", f"{len(tasks)} tasks")
     chats_spec = EnvSpec(env_id=spec.env_id, corpus=spec.corpus, tasks=tasks, kwargs=kwargs)
-    chats = compact_chats(chats_spec, system=recipe.system_text)
+    chats = compact_chats(chats_spec, system=recipe.system_text, progress=progress)
     ids = {t.task_id for t in subset}
     own = [c for c in chats if c["task_id"] in ids]
     if not chats:
@@ -555,8 +570,9 @@ def build_cold_start_model(
             hidden_size=recipe.hidden_size,
             num_layers=recipe.num_layers,
             head_dim=recipe.head_dim,
+            progress=progress,
         )
-        final = sft_stages(base, chats, tmp / "sft", recipe, own=own)
+        final = sft_stages(base, chats, tmp / "sft", recipe, own=own, progress=progress)
         for f in sorted(final.iterdir()):
             f.rename(tmp / f.name)
         for sub in ("base", "sft"):
@@ -569,7 +585,25 @@ def build_cold_start_model(
             "chats": len(chats),
         }
         (tmp / COLD_START_MARKER).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    progress.done("cold start")
     return out
+
+
+def cold_start_steps(recipe: ColdStartRecipe) -> str:
+    """The SFT stages of ``recipe`` in words: ``4 stages: windows 150, chats 150, own 200 steps``
+    (the ``own`` stage counted when it has steps; it runs when the TaskSet has chats)."""
+    steps = [
+        (name, n)
+        for name, n in (
+            ("first", recipe.first_steps),
+            ("windows", recipe.window_steps),
+            ("chats", recipe.sft_steps),
+            ("own", recipe.own_steps),
+        )
+        if n > 0
+    ]
+    listed = ", ".join(f"{name} {n}" for name, n in steps)
+    return f"{len(steps)} stage{'s' if len(steps) != 1 else ''}: {listed} steps"
 
 
 def cold_start_system_text(path: str | Path) -> bool:

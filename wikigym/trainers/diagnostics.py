@@ -24,6 +24,9 @@ logging step and adds to TRL's log line (so the console, TensorBoard and
   at 1 without an episode sink: all advantages zero, the policy gradient is
   nothing but the KL term), or no episode made a valid tool call (an answer in the
   ``<answer>`` form counts as a call of the answer tool);
+- every completion cut or masked: in one logged step, TRL's ``completions/clipped_ratio`` is 1
+  (every completion hit ``max_completion_length``), or every episode was masked, or no reward
+  was scored (all None/NaN): nothing reaches the loss, so the step's gradient is zero;
 - train/inference mismatch (vLLM generation): TRL's
   ``sampling/sampling_logp_difference/mean`` above ``logp_diff_warn`` or the importance-sampling
   ratio leaving [``is_ratio_low``, ``is_ratio_high``].
@@ -106,6 +109,14 @@ _CHECKS: dict[str, str] = {
         "level and step budget? is everything masked?), and the prompt format (the chat "
         "template renders the tools; sampled completions hold <tool_call> JSON the env parses)."
     ),
+    "all_completions_cut": (
+        "nothing in this step reached the loss, so its gradient is zero. If completions hit the "
+        "length limit, raise max_completion_length (--overrides "
+        "'{\"max_completion_length\": N}') or cap each turn with max_turn_tokens (--overrides "
+        "'{\"max_turn_tokens\": N}'), so that turns end and reach the env; check that the chat "
+        "template's end-of-turn token stops generation. If the env masked every episode (step "
+        "budget spent without an answer), raise --max-env-steps or start from an SFT cold start."
+    ),
     "logprob_mismatch": (
         "vLLM and trainer log-probs differ: train/inference mismatch. Check dtype (bf16 both "
         "sides), the vLLM version and kernels, MoE routing determinism, and that weights are "
@@ -169,6 +180,7 @@ class HealthMonitor:
                 "diag/parse_failure_rate", self.t.parse_rise, 0.0
             ),
             "no_learning_signal": self._no_signal(metrics),
+            "all_completions_cut": self._all_cut(metrics),
             "logprob_mismatch": self._mismatch(metrics),
         }
         new: list[Alarm] = []
@@ -182,6 +194,8 @@ class HealthMonitor:
             message = _CHECKS[name]
             if name == "no_learning_signal":
                 message = f"{self._no_signal_cause()}. {message}"
+            elif name == "all_completions_cut":
+                message = f"{_cut_cause(metrics)}: {message}"
             alarm = Alarm(name=name, step=step, value=round(value, 6), message=message)
             new.append(alarm)
             self.alarms.append(alarm)
@@ -233,6 +247,19 @@ class HealthMonitor:
             )
         return "; ".join(causes)
 
+    def _all_cut(self, metrics: Mapping[str, Any]) -> float | None:
+        """1.0 when nothing of this step can reach the loss (see :func:`_cut_cause`): every
+        completion clipped, every episode masked, or a generation step with no finite reward."""
+        clipped = _finite(metrics.get("completions/clipped_ratio"))
+        masked = _finite(metrics.get("diag/masked_share"))
+        generated = bool(_finite(metrics.get("diag/episodes"))) or (
+            _finite(metrics.get("completions/mean_length")) is not None
+        )
+        unscored = generated and "reward" in metrics and _finite(metrics["reward"]) is None
+        if (clipped is not None and clipped >= 1.0) or (masked is not None and masked >= 1.0):
+            return 1.0
+        return 1.0 if unscored else None
+
     def _mismatch(self, metrics: Mapping[str, Any]) -> float | None:
         diff = metrics.get("sampling/sampling_logp_difference/mean")
         low = metrics.get("sampling/importance_sampling_ratio/min")
@@ -244,6 +271,23 @@ class HealthMonitor:
         if isinstance(high, int | float) and math.isfinite(high) and high > self.t.is_ratio_high:
             return float(high)
         return None
+
+
+def _cut_cause(metrics: Mapping[str, Any]) -> str:
+    """What cut a step off from the loss, in words (see ``HealthMonitor._all_cut``)."""
+    clipped = _finite(metrics.get("completions/clipped_ratio"))
+    if clipped is not None and clipped >= 1.0:
+        return (
+            "every completion hit the length limit (completions/clipped_ratio 1.0; TRL masks "
+            "truncated completions)"
+        )
+    env = _finite(metrics.get("diag/masked_env_share"))
+    if env is not None and env >= 1.0:
+        return "every episode was masked: the env's step budget was spent without an answer"
+    masked = _finite(metrics.get("diag/masked_share"))
+    if masked is not None and masked >= 1.0:
+        return "every episode was masked (cut at the completion budget or the env's step budget)"
+    return "no completion of this step got a reward (all None or NaN: every episode masked)"
 
 
 def _finite(value: Any) -> float | None:

@@ -10,15 +10,15 @@ of :func:`wikigym.trainers.trl_inputs.trl_inputs` (the recipe behind ``trl_kwarg
 from __future__ import annotations
 
 import json
-import logging
 import os
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikigym.envs import ENV_IDS
 from wikigym.envs.recipe import env_spec, takes_corpus
+from wikigym.envs.registration import WIKI_SEARCH
 from wikigym.envs.rewards import PRESETS as REWARD_PRESETS
 from wikigym.errors import ConfigError, WikigymError
 from wikigym.outputs import atomic_output
@@ -27,6 +27,9 @@ from wikigym.trainers.episodes import EpisodeSink
 from wikigym.trainers.presets import PRESETS, GRPOPreset, get_preset
 from wikigym.trainers.tiny import RECIPE_VERSION as TINY_RECIPE_VERSION
 from wikigym.trainers.tokenizer import load_tokenizer
+
+if TYPE_CHECKING:
+    from wikigym.trainers.progress import Progress
 
 TINY_MODEL_DIRNAME = f"tiny-model-v{TINY_RECIPE_VERSION}"
 """The plain tiny model's cache folder: one per recipe version, so a cache an older wikigym
@@ -46,7 +49,7 @@ class TrainConfig:
         metadata={"help": "Model path or hub name; unset with cpu-tiny: the tiny local model."},
     )
     env: str = field(
-        default="WikiSearch-v0", metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
+        default=WIKI_SEARCH, metadata={"help": "Gymnasium env id.", "choices": ENV_IDS}
     )
     tasks: str | None = field(default=None, metadata={"help": "TaskSet file (WikiSearch)."})
     corpus: str | None = field(default=None, metadata={"help": "Snapshot directory (WikiSearch)."})
@@ -108,6 +111,41 @@ class TrainConfig:
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an existing output directory."}
     )
+    quiet: bool = field(
+        default=False,
+        metadata={
+            "help": "No progress output (stage lines, bars, per-step lines); alarms and errors "
+            "still print."
+        },
+    )
+
+
+@dataclass(frozen=True)
+class WikigymOverrides:
+    """The names ``--overrides`` takes besides ``GRPOConfig``'s fields (wikigym's own)."""
+
+    max_turn_tokens: int | None = field(
+        default=None,
+        metadata={
+            "help": "Per-turn token cap of one generation call (the generator's max_new_tokens "
+            "or vLLM's max_tokens); unset: the whole completion budget.",
+            "min": 1,
+        },
+    )
+
+
+def check_overrides(overrides: dict[str, Any]) -> None:
+    """Refuse, before anything is built or written, an override that is not a ``GRPOConfig``
+    field or :class:`WikigymOverrides` name, or whose value is not of the field's type.
+
+    Raises:
+        ConfigError: One line naming the field, the type wanted and the value given.
+    """
+    from trl import GRPOConfig
+
+    from wikigym.cli_args import check_overrides as check
+
+    check(overrides, [WikigymOverrides, GRPOConfig])
 
 
 def reward_config_for(cfg: TrainConfig) -> Any:
@@ -202,9 +240,12 @@ def check_model(cfg: TrainConfig) -> None:
         )
 
 
-def resolve_model(cfg: TrainConfig, spec: EnvSpec | None = None) -> str:
+def resolve_model(
+    cfg: TrainConfig, spec: EnvSpec | None = None, progress: Progress | None = None
+) -> str:
     """The model path: ``cfg.model``, or (cpu-tiny only) the cold-start checkpoint for a
-    WikiSearch ``spec`` (:func:`uses_cold_start`), else the tiny local model.
+    WikiSearch ``spec`` (:func:`uses_cold_start`), else the tiny local model; ``progress``
+    shows the stages of building them (None: as ``cfg.quiet`` says).
 
     Raises:
         ConfigError: See :func:`check_model`.
@@ -212,15 +253,17 @@ def resolve_model(cfg: TrainConfig, spec: EnvSpec | None = None) -> str:
     check_model(cfg)
     if cfg.model:
         return cfg.model
-    from wikigym.corpora.default import cache_dir
+    from wikigym.tasks.defaults import cache_dir
+    from wikigym.trainers.progress import Progress
     from wikigym.trainers.tiny import build_tiny_model
 
+    progress = progress or Progress(enabled=not cfg.quiet)
     if spec is not None and uses_cold_start(cfg):
         from wikigym.trainers.coldstart import ColdStartRecipe, build_cold_start_model
 
         recipe = ColdStartRecipe(seed=cfg.seed, max_env_steps=int(spec.kwargs["max_steps"]))
-        return str(build_cold_start_model(spec, cache_dir(), recipe))
-    return str(build_tiny_model(cache_dir() / TINY_MODEL_DIRNAME, seed=0))
+        return str(build_cold_start_model(spec, cache_dir(), recipe, progress=progress))
+    return str(build_tiny_model(cache_dir() / TINY_MODEL_DIRNAME, seed=0, progress=progress))
 
 
 def grpo_config_kwargs(
@@ -230,6 +273,7 @@ def grpo_config_kwargs(
     logging. Plain data (building the config itself checks the hardware, e.g. bf16)."""
     from wikigym.trainers.vllm import vllm_overrides
 
+    check_overrides(cfg.overrides)
     kwargs = preset.grpo_kwargs()
     if cfg.max_steps is not None:
         kwargs["max_steps"] = cfg.max_steps
@@ -240,9 +284,7 @@ def grpo_config_kwargs(
         kwargs["vllm_importance_sampling_correction"] = False
     if kwargs["beta"] == 0.0:
         kwargs["sync_ref_model"] = False
-    turn = kwargs.pop("max_turn_tokens", None)
-    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 1):
-        raise ConfigError(f"max_turn_tokens must be a positive integer (tokens), got {turn!r}")
+    turn = kwargs.pop("max_turn_tokens", None)  # checked by check_overrides (WikigymOverrides)
     if turn is not None:
         # One generation call is one turn (wikigym's rollout); vLLM names the cap max_tokens.
         gen = dict(kwargs.get("generation_kwargs") or {})
@@ -281,7 +323,36 @@ def build_grpo_config(cfg: TrainConfig, preset: GRPOPreset, *, max_env_steps: in
         raise ConfigError(f"GRPOConfig refused the run's settings: {exc}") from exc
 
 
-def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any | None]:
+def prepare_default_resources(cfg: TrainConfig, progress: Progress) -> None:
+    """Build the embedded default world and TaskSet (once, into the cache) when the run uses
+    them, as a stage of its own: on a first run it is the first minute of work."""
+    if cfg.corpus is not None or cfg.tasks is not None or not takes_corpus(env_spec(cfg.env)):
+        return
+    from wikigym.tasks.defaults import default_resources, default_tasks_path
+
+    if default_tasks_path().is_file():
+        return
+    name = "default world and tasks"
+    progress.stage(name, "generating and indexing the embedded world, then synthesising its "
+                   "default TaskSet (once; cached)")  # fmt: skip
+    _, taskset = default_resources(progress=progress.enabled)
+    progress.done(name, f"{len(taskset)} tasks")
+
+
+def run_preset(cfg: TrainConfig) -> GRPOPreset:
+    """The preset a run uses: ``cfg.preset``, with the cold start's run settings when the run
+    starts from it (:func:`uses_cold_start`; ``--overrides`` still win over both)."""
+    preset = get_preset(cfg.preset)
+    if uses_cold_start(cfg):
+        from wikigym.trainers.coldstart import COLD_START_RUN
+
+        preset = replace(preset, **COLD_START_RUN)
+    return preset
+
+
+def build_trainer(
+    cfg: TrainConfig, *, generate: Any = None, progress: Progress | None = None
+) -> tuple[Any, Any | None]:
     """The ``GRPOTrainer`` of a run and its diagnostics callback (or None).
 
     Args:
@@ -289,6 +360,8 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
         generate: With ``cfg.rollout == "rollout_func"``: a
             :data:`~wikigym.trainers.rollout.GenerateFn` that replaces the trainer's own
             generation (a scripted policy, another sampler). Not used otherwise.
+        progress: Where the stages and steps are shown (None: on stderr unless
+            ``cfg.quiet``).
 
     Returns:
         ``(trainer, diagnostics)``.
@@ -303,23 +376,22 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
 
     from wikigym.trainers.diagnostics import DiagnosticsCallback
 
-    preset = get_preset(cfg.preset)
-    if uses_cold_start(cfg):
-        from wikigym.trainers.coldstart import COLD_START_RUN
-
-        preset = replace(preset, **COLD_START_RUN)  # --override still wins
+    preset = run_preset(cfg)
     if preset.name == "cpu-tiny":
         import torch
 
         # Tiny matrices: thread synchronisation costs more than it gives (14x slower
         # generation with 2 threads on a loaded 2-core machine).
         torch.set_num_threads(1)
-    _quiet_masked_warning()
+    from wikigym.trainers.progress import Progress
+
+    progress = progress or Progress(enabled=not cfg.quiet)
+    prepare_default_resources(cfg, progress)
     spec = env_spec_for(cfg)
     check_model(cfg)
     max_env_steps = int(spec.kwargs.get("max_steps", 1))
     args = build_grpo_config(cfg, preset, max_env_steps=max_env_steps)  # checks the settings
-    model = resolve_model(cfg, spec)
+    model = resolve_model(cfg, spec, progress)
     tokenizer = load_tokenizer(model)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -329,7 +401,9 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     diagnostics = DiagnosticsCallback(sink, output_dir=cfg.output_dir) if cfg.diagnostics else None
     if cfg.rollout == "rollout_func" or cold_start:
         from wikigym.trainers.rollout import make_rollout_func, rollout_reward
+        from wikigym.trainers.trl_inputs import quiet_masked_rollouts
 
+        quiet_masked_rollouts(lambda: True)  # its one reward is None exactly when masked
         rows = dataset_rows(spec, num_rows=cfg.num_rows, seed=cfg.seed)
         if cold_start:
             # The cold start was fine-tuned on the compact prompt, played by the rollout below.
@@ -360,21 +434,10 @@ def build_trainer(cfg: TrainConfig, *, generate: Any = None) -> tuple[Any, Any |
     if diagnostics is not None:
         # First in line: the printer and TensorBoard callbacks then see the diag/ metrics.
         trainer.callback_handler.callbacks.insert(0, diagnostics)
+    from wikigym.trainers.progress import GRPO_LOG_KEYS, use_step_progress
+
+    use_step_progress(trainer, progress.steps("GRPO", GRPO_LOG_KEYS))
     return trainer, diagnostics
-
-
-class _MaskedRowFilter(logging.Filter):
-    """Drop TRL's per-row warning for rows where every reward source returned None: for
-    wikigym that is a masked episode, on purpose (counted in ``diag/masked_share``)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "All reward functions returned None" not in str(record.getMessage())
-
-
-def _quiet_masked_warning() -> None:
-    log = logging.getLogger("trl.trainer.grpo_trainer")
-    if not any(isinstance(f, _MaskedRowFilter) for f in log.filters):
-        log.addFilter(_MaskedRowFilter())
 
 
 def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:
@@ -388,14 +451,27 @@ def train(cfg: TrainConfig, *, generate: Any = None) -> dict[str, Any]:
 
     Raises:
         OutputExistsError: ``OUTPUT_DIR`` exists and ``cfg.overwrite`` is false.
+        ConfigError: A setting is unusable (checked before anything is built or written).
     """
+    check_overrides(cfg.overrides)
+    check_model(cfg)
+    # TRL's own checks of the settings, before any output, model or world is made.
+    build_grpo_config(cfg, run_preset(cfg), max_env_steps=cfg.max_env_steps)
     with atomic_output(cfg.output_dir, overwrite=cfg.overwrite) as tmp:
         (tmp / "train_config.json").write_text(
             json.dumps(asdict(cfg), indent=2, sort_keys=True, default=str) + "\n",
             encoding="utf-8",
         )
-        trainer, diagnostics = build_trainer(replace(cfg, output_dir=str(tmp)), generate=generate)
-        trainer.train()
+        from wikigym.trainers.progress import Progress
+
+        progress = Progress(enabled=not cfg.quiet)
+        try:
+            trainer, diagnostics = build_trainer(
+                replace(cfg, output_dir=str(tmp)), generate=generate, progress=progress
+            )
+            trainer.train()
+        finally:
+            progress.close()
         trainer.save_model(str(tmp / "final"))
         summary = diagnostics.summary() if diagnostics is not None else {}
     return summary

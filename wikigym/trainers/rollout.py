@@ -316,7 +316,7 @@ def make_rollout_func(
     Returns:
         ``rollout_func(prompts, trainer) -> dict``; pair it with :func:`rollout_reward`.
     """
-    from wikigym.envs.tool_specs import ToolName, openai_tools_schema
+    from wikigym.tools import openai_tools_schema
 
     factory = make_environment_factory(spec, sink)
     pool: list[ToolEnv] = []
@@ -342,7 +342,7 @@ def make_rollout_func(
             pool.append(factory())
         if schema is None:
             env = pool[0]._env.unwrapped
-            names = getattr(env, "tools", None) or (ToolName.ANSWER,)
+            names = getattr(env, "tools", None) or ("answer",)
             schema = openai_tools_schema(names) if tools_in_prompt else []
         tokenizer = trainer.processing_class
         stops = {int(t) for t in getattr(trainer, "eos_token_ids", None) or []}

@@ -20,12 +20,16 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wikigym.envs.tool_specs import ToolName, openai_tools_schema
 from wikigym.errors import WikigymError
+from wikigym.jsonl import json_lines
 from wikigym.outputs import atomic_output
+from wikigym.tools import openai_tools_schema, tool_names
 from wikigym.trainers.adapter import EnvSpec
+
+if TYPE_CHECKING:
+    from wikigym.trainers.progress import Progress
 
 SFT_FILE = "sft.jsonl"
 
@@ -72,6 +76,10 @@ class SFTRunConfig:
     overwrite: bool = field(
         default=False, metadata={"help": "Replace an existing output directory."}
     )
+    quiet: bool = field(
+        default=False,
+        metadata={"help": "No progress output (stage lines and bars); errors still print."},
+    )
 
 
 def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
@@ -79,10 +87,10 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
     taskset = spec.taskset()
     if taskset is None:
         raise WikigymError(
-            f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v0"
+            f"{spec.env_id} has no TaskSet with oracle trajectories; use WikiSearch-v1"
         )
     env = spec.make()
-    tools = getattr(env.unwrapped, "tools", tuple(ToolName))
+    tools = getattr(env.unwrapped, "tools", tool_names())
     schema = json.dumps(openai_tools_schema(tools), ensure_ascii=False, sort_keys=True)
     for i, task in enumerate(taskset):
         if not task.oracle:
@@ -94,21 +102,10 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
         done = False
         for call in task.oracle:
             arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
-            action = f'<tool_call>{{"name": {json.dumps(call.name)}, "arguments": {arguments}}}</tool_call>'
+            action, message = call_turn(call.name, arguments)
             obs, step_reward, terminated, truncated, info = env.step(action)
             reward = float(step_reward)
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": arguments},
-                        }
-                    ],
-                }
-            )
+            messages.append(message)
             messages.append({"role": "tool", "name": call.name, "content": obs})
             done = terminated or truncated
             if done:
@@ -123,6 +120,23 @@ def oracle_chats(spec: EnvSpec) -> Iterator[dict[str, Any]]:
             "reward": float(reward),
         }
     env.close()
+
+
+def call_turn(name: str, arguments: str) -> tuple[str, dict[str, Any]]:
+    """One tool call of a chat: the env action and the assistant message that make it.
+
+    Args:
+        name: The tool.
+        arguments: The arguments as the chat shows them (a JSON object, keys in the order the
+            chat teaches).
+
+    Returns:
+        ``(action, message)``: the ``<tool_call>`` text for ``env.step`` and the assistant
+        turn with its ``tool_calls`` (OpenAI/TRL chat format), the arguments byte for byte.
+    """
+    action = f'<tool_call>{{"name": {json.dumps(name)}, "arguments": {arguments}}}</tool_call>'
+    call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    return action, {"role": "assistant", "content": "", "tool_calls": [call]}
 
 
 def export_sft(
@@ -162,9 +176,7 @@ def load_sft_dataset(path: str | Path):  # -> datasets.Dataset
     if not path.is_file():
         raise WikigymError(f"no SFT export at {path}; run `wikigym export sft --out DIR` first")
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for i, line in json_lines(path, WikigymError, what="an SFT export of `wikigym export sft`"):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -199,6 +211,8 @@ def run_sft(
     warmup_steps: int = 0,
     lr_scheduler_type: str = "constant",
     group_by_length: bool = False,
+    progress: Progress | None = None,
+    stage: str = "SFT",
 ) -> Path:
     """Fine-tune ``model`` on chat data with TRL's ``SFTTrainer``; saves to
     ``OUTPUT_DIR/final`` (model and tokenizer) and returns that path. The trainer's log
@@ -209,7 +223,8 @@ def run_sft(
     ``{% generation %}`` markers), so a small model spends no capacity predicting
     observations. ``warmup_steps`` and ``lr_scheduler_type``: TRL's (default: constant).
     ``group_by_length``: batches of chats of similar length (less padding: on a CPU the
-    padded tokens are most of the cost when chat lengths vary)."""
+    padded tokens are most of the cost when chat lengths vary). ``progress``: show the steps
+    as a bar named ``stage`` in place of the trainer's own (None: the trainer's)."""
     from trl import SFTConfig, SFTTrainer
 
     from wikigym.trainers.tokenizer import load_tokenizer
@@ -235,7 +250,15 @@ def run_sft(
         train_sampling_strategy="group_by_length" if group_by_length else "random",
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
-    trainer.train()
+    if progress is not None:
+        from wikigym.trainers.progress import use_step_progress
+
+        use_step_progress(trainer, progress.steps(stage))
+    try:
+        trainer.train()
+    finally:
+        if progress is not None:
+            progress.close()
     (Path(output_dir) / "log_history.json").write_text(
         json.dumps(trainer.state.log_history, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )

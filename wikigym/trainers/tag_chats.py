@@ -47,7 +47,7 @@ def tag_chats(spec: EnvSpec) -> list[dict[str, Any]]:
     inner = env.unwrapped
     if not isinstance(inner, WikiSearchEnv):
         env.close()
-        raise WikigymError(f"tag chats are WikiSearch-v0 episodes, not {spec.env_id}")
+        raise WikigymError(f"tag chats are WikiSearch-v1 episodes, not {spec.env_id}")
     out: list[dict[str, Any]] = []
     try:
         snapshot = inner.snapshot

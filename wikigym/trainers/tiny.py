@@ -33,9 +33,12 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wikigym.errors import WikigymError
+
+if TYPE_CHECKING:
+    from wikigym.trainers.progress import Progress
 
 RECIPE_VERSION = 2  # 2: words, punctuation and spaces pre-tokenized apart
 MARKER = "wikigym_tiny.json"
@@ -117,6 +120,7 @@ def build_tiny_model(
     num_layers: int = 2,
     head_dim: int = DEFAULT_HEAD_DIM,
     text: TokenizerText | None = None,
+    progress: Progress | None = None,
 ) -> Path:
     """Build (or reuse) the tiny model and tokenizer in ``out_dir``.
 
@@ -129,6 +133,7 @@ def build_tiny_model(
         head_dim: Dimensions per attention head (wider heads learn to copy from the context
             sooner: the cold start's search agent copies names from the question and results).
         text: How the tokenizer is made (default: :class:`TokenizerText`'s defaults).
+        progress: Where the tokenizer and model stages are announced (None: silent).
 
     Returns:
         ``out_dir``, a directory loadable by ``AutoModelForCausalLM.from_pretrained`` and
@@ -170,8 +175,16 @@ def build_tiny_model(
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
+        if progress is not None:
+            progress.stage("tokenizer", f"training a {vocab_size}-token byte-level BPE")
         tokenizer = build_tokenizer(vocab_size, text)
         tokenizer.save_pretrained(tmp)
+        if progress is not None:
+            progress.done("tokenizer")
+            progress.stage(
+                "tiny model",
+                f"{num_layers} layers, width {hidden_size}, random weights (seed {seed})",
+            )
         _build_model(
             tokenizer,
             tmp,
@@ -181,6 +194,8 @@ def build_tiny_model(
             head_dim=head_dim,
         )
         (tmp / MARKER).write_text(json.dumps(recipe, sort_keys=True) + "\n", encoding="utf-8")
+        if progress is not None:
+            progress.done("tiny model")
         if out_dir.exists():
             out_dir.rmdir()  # empty (checked above)
         tmp.replace(out_dir)
@@ -193,8 +208,8 @@ def build_tiny_model(
 def training_text() -> Iterator[str]:
     """The text the tokenizer is trained on, in a fixed order (see the module docstring)."""
     from wikigym.envs.calc import CalcEnv
-    from wikigym.envs.tool_specs import describe_tools, openai_tools_schema
     from wikigym.tasks.defaults import default_resources
+    from wikigym.tools import describe_tools, openai_tools_schema
 
     snapshot, tasks = default_resources(progress=False)
     yield describe_tools()

@@ -9,7 +9,7 @@ training processes send prompts over HTTP and push weights over NCCL
 With either mode the presets keep ``vllm_importance_sampling_correction`` on: vLLM's sampling
 log-probs differ from the trainer's (kernels, precision, MoE routing), and the truncated
 importance-sampling ratio corrects the gradient for it; the diagnostics warn when the mismatch
-grows. vLLM is an optional extra (``pip install 'wikigym[vllm]'``): :func:`require_vllm` checks
+grows. vLLM is an optional extra (from a wikigym checkout: ``pip install -e '.[vllm]'``): :func:`require_vllm` checks
 for it only when a run asks for it.
 """
 
@@ -76,7 +76,7 @@ def require_vllm() -> None:
     if importlib.util.find_spec("vllm") is None:
         raise WikigymError(
             "vLLM generation was asked for, but vllm is not installed; "
-            "pip install 'wikigym[vllm]' on a CUDA machine, or drop --use-vllm"
+            "from the wikigym checkout on a CUDA machine: pip install -e '.[vllm]'; or drop --use-vllm"
         )
 
 

@@ -275,6 +275,11 @@ def iter_lines(inp: Input, progress: Progress | None) -> Iterator[tuple[int, byt
     inp.finish(progress)
 
 
+def _too_deep() -> ValueError:
+    """The error of JSON nested deeper than Python's parser can go (it raises RecursionError)."""
+    return ValueError("JSON nested too deeply to be read (no question or page is that deep)")
+
+
 def iter_json_lines(
     inp: Input, progress: Progress | None
 ) -> Iterator[tuple[str, object | ValueError]]:
@@ -291,7 +296,8 @@ def iter_json_lines(
         where = f"<line {number} in {inp.path.name}>"
         try:
             row: object | ValueError = json.loads(line)
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        except (ValueError, RecursionError) as raised:  # JSONDecodeError, UnicodeDecodeError
+            exc = raised if isinstance(raised, ValueError) else _too_deep()
             if first:
                 raise SourceError(
                     f"{inp.path}: not JSON lines: line {number} is not JSON ({exc}); "
@@ -364,6 +370,8 @@ def iter_json_array(
         while True:
             try:
                 item, end = decoder.raw_decode(buffer, position)
+            except RecursionError:
+                raise SourceError(f"{inp.path}: an item of the array is {_too_deep()}") from None
             except json.JSONDecodeError as exc:
                 # An item cut by the chunk boundary: read more and retry; at EOF it is broken.
                 if fill():

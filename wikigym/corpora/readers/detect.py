@@ -55,7 +55,7 @@ def _sniff_json_line(inp: Input) -> str | None:
         return None
     try:
         row = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return None
     if not isinstance(row, dict):
         return None

@@ -22,8 +22,12 @@ from wikigym.corpora.world.plan import inverse, plan_arrays, to_lists, type_coun
 from wikigym.corpora.world.render import FactRecord, World, type_of
 from wikigym.errors import ConfigError
 
-GENERATOR_VERSION = "1"
-"""Bump whenever the output for a given config changes."""
+GENERATOR_VERSION = "2"
+"""Bump whenever the output for a given config changes (2: one office per person, so no two
+cities share a mayor and no two companies a chief executive; issue 36)."""
+GENERATOR_VERSIONS = ("1", "2")
+"""Every version this code still generates, byte for byte: an env id pinned to an older
+default world (``WikiSearch-v0``: version 1) stays reproducible on a fresh machine."""
 
 SITE_NAME = "WikiGym World"
 BASE_URL = "https://world.wikigym.invalid/wiki/Main_Page"
@@ -38,7 +42,7 @@ http://www.mediawiki.org/xml/export-0.11.xsd" version="0.11" xml:lang="en">
     <sitename>{SITE_NAME}</sitename>
     <dbname>worldwiki</dbname>
     <base>{BASE_URL}</base>
-    <generator>wikigym-world {GENERATOR_VERSION}</generator>
+    <generator>wikigym-world {{version}}</generator>
     <case>first-letter</case>
     <namespaces>
       <namespace key="0" case="first-letter" />
@@ -63,7 +67,12 @@ class WorldConfig:
     seed: int
 
 
-def _check(config: WorldConfig) -> None:
+def _check(config: WorldConfig, version: str = GENERATOR_VERSION) -> None:
+    if version not in GENERATOR_VERSIONS:
+        raise ConfigError(
+            f"world generator version must be one of {', '.join(GENERATOR_VERSIONS)}; "
+            f"got {version!r}"
+        )
     if not isinstance(config.articles, int) or config.articles < 50:
         raise ConfigError(
             f"WorldConfig.articles must be an int >= 50; got {config.articles!r}. "
@@ -73,11 +82,11 @@ def _check(config: WorldConfig) -> None:
         raise ConfigError(f"WorldConfig.seed must be an int >= 0; got {config.seed!r}.")
 
 
-def build_world(config: WorldConfig) -> World:
-    """Plan the whole entity table (no text yet)."""
-    _check(config)
+def build_world(config: WorldConfig, version: str = GENERATOR_VERSION) -> World:
+    """Plan the whole entity table (no text yet), as generator ``version`` plans it."""
+    _check(config, version)
     counts = type_counts(config.articles)
-    cols = to_lists(plan_arrays(config.seed, counts))
+    cols = to_lists(plan_arrays(config.seed, counts, version))
     naming = name_world(config.seed, counts, cols)
     offsets: dict[str, int] = {}
     total = 0
@@ -164,7 +173,11 @@ def _page_xml(page_id: int, title: str, text: str, redirect: str | None) -> str:
 
 
 def generate_world(
-    config: WorldConfig, out_dir: Path, progress: Callable[[int], None] | None = None
+    config: WorldConfig,
+    out_dir: Path,
+    progress: Callable[[int], None] | None = None,
+    *,
+    version: str = GENERATOR_VERSION,
 ) -> list[Path]:
     """Write ``world.xml``, ``world.facts.jsonl`` and ``world.json`` into ``out_dir``.
 
@@ -174,6 +187,8 @@ def generate_world(
             temporary names and renamed when complete.
         progress: Called with the number of pages written so far, every 1000 pages
             and once at the end.
+        version: The generator version to reproduce (one of :data:`GENERATOR_VERSIONS`;
+            an older one for an env id pinned to its world).
 
     Returns:
         The written paths: XML dump, facts, metadata.
@@ -181,7 +196,7 @@ def generate_world(
     Raises:
         ValueError: The config is out of range.
     """
-    world = build_world(config)
+    world = build_world(config, version)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "world.xml", out_dir / "world.facts.jsonl", out_dir / "world.json"]
@@ -193,7 +208,7 @@ def generate_world(
         open(tmp[0], "w", encoding="utf-8", newline="\n") as xml,
         open(tmp[1], "w", encoding="utf-8", newline="\n") as facts_out,
     ):
-        xml.write(_HEADER)
+        xml.write(_HEADER.format(version=version))
         for title, text, redirect, facts in iter_pages(world):
             n_pages += 1
             n_redirects += redirect is not None
@@ -209,7 +224,7 @@ def generate_world(
         xml.write("</mediawiki>\n")
     meta = {
         "generator": "wikigym.corpora.world",
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": version,
         "config": asdict(config),
         "site": {"sitename": SITE_NAME, "base": BASE_URL},
         "counts": {

@@ -64,6 +64,21 @@ def _skewed(g: np.random.Generator, pool: np.ndarray, n: int, power: float = 2.0
     return pool[idx]
 
 
+def _office(
+    g: np.random.Generator, first: np.ndarray, rest: np.ndarray, holds: np.ndarray
+) -> np.ndarray:
+    """An office holder for each entity where ``holds``, each person holding one office at
+    most (one mayor per city, one chief executive per company: a person who led two cities
+    at once reads as an error): people of ``first`` (politicians for mayors) in random order,
+    then of ``rest``; entities beyond both pools hold none (-1)."""
+    out = np.full(len(holds), -1, np.int64)
+    seats = np.flatnonzero(holds)
+    people = np.concatenate([g.permutation(first), g.permutation(np.setdiff1d(rest, first))])
+    k = min(len(seats), len(people))
+    out[seats[:k]] = people[:k]
+    return out
+
+
 def _pick_before(
     g: np.random.Generator, pool: np.ndarray, pool_years: np.ndarray, limits: np.ndarray
 ) -> np.ndarray:
@@ -113,9 +128,12 @@ class Planner:
     Args:
         seed: World seed.
         counts: Output of :func:`type_counts`.
+        version: The world generator's version (``"1"``: office holders drawn with
+            repetition, so a person may lead two cities; ``"2"``: one office per person).
     """
 
-    def __init__(self, seed: int, counts: dict[str, int]) -> None:
+    def __init__(self, seed: int, counts: dict[str, int], version: str = "2") -> None:
+        self.version = version
         self.g = np.random.default_rng([seed, 0x30C1D])
         self.n = counts
         self.a: dict[str, dict[str, np.ndarray]] = {t: {} for t in schema.ENTITY_TYPES}
@@ -209,6 +227,10 @@ class Planner:
             hit &= p["death_y"] == 0
         return np.flatnonzero(hit)
 
+    def _living(self) -> np.ndarray:
+        """Every living person (office holders are named in the present tense)."""
+        return np.flatnonzero(self.a["person"]["death_y"] == 0)
+
     def _organisations(self) -> None:
         g, n = self.g, self.n["organisation"]
         o, p = self.a["organisation"], self.a["person"]
@@ -235,7 +257,10 @@ class Planner:
         o["founding_year"] = np.minimum(year, _LAST_YEAR - 1)
         # Office holders are named in the present tense, so they are living people.
         ceos = self._pool(schema.OCC_BUSINESS, living=True)
-        o["ceo"] = np.where(kind == 0, _skewed(g, ceos, n, 1.0), -1)
+        if self.version == "1":
+            o["ceo"] = np.where(kind == 0, _skewed(g, ceos, n, 1.0), -1)
+        else:
+            o["ceo"] = _office(g, ceos, self._living(), kind == 0)
         o["employees"] = (np.exp(g.normal(6.5, 1.5, n))).astype(np.int64) + 5
         o["genre"] = np.where(kind == 2, g.integers(0, len(schema.MUSIC_GENRES), n), -1)
 
@@ -259,7 +284,12 @@ class Planner:
         p["employer"][ceos[ceos >= 0]] = companies[ceos >= 0]
         mayors = self._pool(schema.OCC_POLITICIAN, living=True)
         nc = self.n["city"]
-        self.a["city"]["mayor"] = np.where(g.random(nc) < 0.6, _skewed(g, mayors, nc, 1.0), -1)
+        if self.version == "1":
+            self.a["city"]["mayor"] = np.where(g.random(nc) < 0.6, _skewed(g, mayors, nc, 1.0), -1)
+        else:
+            free = np.setdiff1d(self._living(), o["ceo"][o["ceo"] >= 0])  # one office each
+            mayor = _office(g, np.intersect1d(mayors, free), free, g.random(nc) < 0.6)
+            self.a["city"]["mayor"] = mayor
 
     def _awards(self) -> None:
         g, n, np_ = self.g, self.n["award"], self.n["person"]
@@ -376,9 +406,11 @@ class Planner:
         m["template"] = g.integers(0, 2, nm)
 
 
-def plan_arrays(seed: int, counts: dict[str, int]) -> dict[str, dict[str, np.ndarray]]:
+def plan_arrays(
+    seed: int, counts: dict[str, int], version: str = "2"
+) -> dict[str, dict[str, np.ndarray]]:
     """All attribute arrays of a world (see :class:`Planner`)."""
-    return Planner(seed, counts).plan()
+    return Planner(seed, counts, version).plan()
 
 
 def to_lists(arrays: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, list]]:

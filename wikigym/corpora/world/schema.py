@@ -23,6 +23,15 @@ ENTITY_TYPES: tuple[str, ...] = (
 )
 """Entity types in the order their blocks appear in the dump."""
 
+FACTS_SOURCE = "world"
+"""The ``source`` of the world's facts in a snapshot's facts table."""
+FACTS_COMPLETE = True
+"""The world declares its facts complete: the generator writes every fact it holds of every
+entity, and its snapshot is the whole world, so the absence of a fact is a fact (nobody else
+was born in that city). Real wikis make no such claim: what a page does not state may still
+be true. Synth keeps negations, counts and near-miss questions with no answer to what is
+complete, or checks the text (:mod:`wikigym.synth.unanswerable`)."""
+
 ORG_KINDS = ("company", "university", "band")
 WORK_KINDS = ("novel", "film", "album")
 EVENT_KINDS = ("battle", "festival", "treaty")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wikigym.envs.codes import ErrorCode
+from wikigym.codes import ErrorCode
 from wikigym.envs.metrics import best_match, normalize_answer
 from wikigym.envs.rewards.outcome import EpisodeOutcome
 from wikigym.envs.rewards.settings import RewardSettings

@@ -7,7 +7,7 @@
   generating while a trainer takes batches from a bounded buffer of trajectories tagged with
   their policy version, with a staleness bound.
 
-The pool and the service need Ray (``pip install 'wikigym[ray]'``) and import it when first
+The pool and the service need Ray (from a wikigym checkout: ``pip install -e '.[ray]'``) and import it when first
 named; the buffer and the episode code do not. See docs/ray.md for multi-node clusters.
 """
 

@@ -174,7 +174,7 @@ def episode_specs(
 ) -> list[EpisodeSpec]:
     """The episodes of a run: episode ``i`` resets with ``seed + i``.
 
-    WikiSearch-v0: ``task_ids`` in order (default: every task of the TaskSet), cycled when
+    WikiSearch-v1: ``task_ids`` in order (default: every task of the TaskSet), cycled when
     ``episodes`` is larger. Calc-v0: ``episodes`` seeded problems (default 100).
 
     Raises:

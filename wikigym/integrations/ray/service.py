@@ -18,21 +18,28 @@ policy whose actions do not depend on its version the batches are identical run 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from wikigym.cliutil import interrupt_on_sigterm
+from wikigym.errors import RolloutError
 from wikigym.integrations.ray.buffer import Batch, ReplayBuffer
 from wikigym.integrations.ray.episodes import EpisodeSpec, Policy, Trajectory
-from wikigym.integrations.ray.pool import RolloutPool
+from wikigym.integrations.ray.pool import ACTOR_LOST, RolloutPool
 
 try:
     import ray
 except ImportError as exc:  # pragma: no cover - depends on the extra
     raise ImportError(
-        f"wikigym.integrations.ray needs ray ({exc}); pip install 'wikigym[ray]'"
+        f"wikigym.integrations.ray needs ray ({exc}); from a wikigym checkout: "
+        "pip install -e '.[ray]'"
     ) from exc
 
 _POLL_S = 0.05
+
+
+def _nothing() -> None:
+    return None
 
 
 class RolloutService:
@@ -68,13 +75,21 @@ class RolloutService:
         self._push(self.version, policy)
         self._policy = policy
         self._thread = threading.Thread(target=self._loop, name="wikigym-rollouts", daemon=True)
+        self._restore_sigterm: Callable[[], None] = _nothing
 
     def episode(self, index: int) -> EpisodeSpec:
         """The task and seed of episode ``index`` (fixed, whatever the timing)."""
         return EpisodeSpec(index, self._task_ids[index % len(self._task_ids)], self.seed + index)
 
     def start(self) -> RolloutService:
-        """Start generating (returns self)."""
+        """Start generating (returns self).
+
+        Until :meth:`stop`, SIGTERM (Slurm, Kubernetes) raises
+        :class:`~wikigym.errors.Terminated`, a ``KeyboardInterrupt``, in the main thread
+        (Ray's own handler would ``sys.exit(15)``): the trainer's loop unwinds as on Ctrl-C,
+        through ``with`` blocks that stop generation and the pool's actors.
+        """
+        self._restore_sigterm = interrupt_on_sigterm()
         self._thread.start()
         return self
 
@@ -83,27 +98,37 @@ class RolloutService:
         ray.get([a.set_policy.remote(version, ref) for a in self.pool.actors])
 
     def _loop(self) -> None:
-        actors = self.pool.actors
+        actors = self.pool.actors  # the pool replaces a dead actor in this list, in place
         load = [0] * len(actors)
-        pending: dict[Any, int] = {}
+        pending: dict[Any, tuple[int, int]] = {}  # call -> (actor slot, episode index)
+        retry: list[int] = []  # episodes of a lost actor, to run again first
         try:
             while not self._stop.is_set():
                 for a, actor in enumerate(actors):
                     while load[a] < self.pool.in_flight:
-                        index = self.buffer.reserve()
+                        index = retry.pop() if retry else self.buffer.reserve()
                         if index is None:
                             break
                         with self._lock:
                             version = self.version
-                        pending[actor.run.remote(self.episode(index), version)] = a
+                        pending[actor.run.remote(self.episode(index), version)] = (a, index)
                         load[a] += 1
                 if not pending:
                     self.buffer.wait_for_room(_POLL_S)
                     continue
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
                 for obj in done:
-                    load[pending.pop(obj)] -= 1
-                    trajectory: Trajectory = ray.get(obj)
+                    if obj not in pending:
+                        continue  # a call of an actor lost earlier in this batch
+                    a, index = pending.pop(obj)
+                    load[a] -= 1
+                    try:
+                        trajectory: Trajectory = ray.get(obj)
+                    except ACTOR_LOST as exc:
+                        pending[obj] = (a, index)  # lost with the actor's other calls
+                        retry += self._replace(a, pending, exc)
+                        load[a] = 0
+                        continue
                     self.buffer.put(trajectory)
                     self.generated += 1
         except BaseException as exc:  # noqa: BLE001 - handed to the trainer by take()
@@ -111,6 +136,29 @@ class RolloutService:
         finally:
             for obj in pending:
                 ray.cancel(obj)
+
+    def _replace(
+        self, slot: int, pending: dict[Any, tuple[int, int]], exc: BaseException
+    ) -> list[int]:
+        """A lost actor: a new one in its slot with the current policy; returns the episode
+        indices it had in flight, highest first (they run again, lowest first).
+
+        Raises:
+            RolloutError: The pool's ``max_restarts`` is spent.
+        """
+        lost = sorted((i for a, i in pending.values() if a == slot), reverse=True)
+        for obj in [obj for obj, (a, _) in pending.items() if a == slot]:
+            del pending[obj]
+        if self.pool.restarts >= self.pool.max_restarts:
+            raise RolloutError(
+                f"rollout actors died {self.pool.restarts + 1} times (max_restarts="
+                f"{self.pool.max_restarts}); last: {type(exc).__name__}"
+            ) from exc
+        actor = self.pool.restart(slot)
+        with self._lock:
+            version = self.version
+        ray.get(actor.set_policy.remote(version, ray.put(self._policy)))
+        return lost
 
     def take(self, size: int, timeout_s: float | None = 60.0) -> Batch:
         """The next batch of ``size`` trajectories (episode order, staleness applied).
@@ -152,6 +200,8 @@ class RolloutService:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
+        self._restore_sigterm()
+        self._restore_sigterm = _nothing
 
     def __enter__(self) -> RolloutService:
         return self.start()

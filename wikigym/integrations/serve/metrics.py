@@ -23,6 +23,8 @@ class Metrics:
         self.steps: Counter[str] = Counter()  # by env id
         self.resets: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # by code (protocol codes and env tool errors)
+        self.retrieved_queries = 0
+        self.retrieve_requests = 0
         self._bucket_counts = [0] * (len(LATENCY_BUCKETS_S) + 1)
         self._latency_sum = 0.0
 
@@ -53,6 +55,12 @@ class Metrics:
             if tool_error:
                 self.errors[tool_error] += 1
 
+    def retrieved(self, queries: int) -> None:
+        """Count one ``POST /retrieve`` of ``queries`` queries."""
+        with self._lock:
+            self.retrieve_requests += 1
+            self.retrieved_queries += queries
+
     def error(self, code: str) -> None:
         with self._lock:
             self.errors[code] += 1
@@ -81,6 +89,12 @@ class Metrics:
                     f'wikigym_steps_total{{env_id="{k}"}} {v}'
                     for k, v in sorted(self.steps.items())
                 ),
+                "# HELP wikigym_retrieve_requests_total POST /retrieve requests answered.",
+                "# TYPE wikigym_retrieve_requests_total counter",
+                f"wikigym_retrieve_requests_total {self.retrieve_requests}",
+                "# HELP wikigym_retrieve_queries_total Queries searched by POST /retrieve.",
+                "# TYPE wikigym_retrieve_queries_total counter",
+                f"wikigym_retrieve_queries_total {self.retrieved_queries}",
                 "# HELP wikigym_errors_total Protocol errors and tool errors by code.",
                 "# TYPE wikigym_errors_total counter",
                 *(

@@ -25,6 +25,31 @@ ACTION_FIELD = "message"
 RESET_FIELDS = ("seed", "task_id", "options", "env_id", "episode_id")
 """What a reset message's ``data`` may carry."""
 
+QUOTE_CHARS = 64
+"""The most characters of a client's value an error reply quotes (a prefix, then ``...``)."""
+
+
+MESSAGE_CHARS = 400
+"""The longest error message a reply carries (a message built from client input is cut)."""
+
+
+def clip(message: str) -> str:
+    """An error message cut to :data:`MESSAGE_CHARS` characters."""
+    return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + "..."
+
+
+def quote(value: Any) -> str:
+    """A client's value as an error reply shows it: ``repr`` of a short prefix, never more
+    than about :data:`QUOTE_CHARS` characters, whatever its size (a 256 MB string, a deep
+    list)."""
+    if isinstance(value, str | bytes):
+        head = value[:QUOTE_CHARS]
+        return repr(head) + ("..." if len(value) > QUOTE_CHARS else "")
+    if isinstance(value, bool | int | float) or value is None:
+        text = repr(value)
+        return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "..."
+    return f"a {type(value).__name__}"
+
 
 class WireCode(str, Enum):
     """Protocol error codes (OpenEnv's ``WSErrorCode`` values, plus wikigym's own).
@@ -55,6 +80,7 @@ class ProtocolError(Exception):
     """
 
     def __init__(self, code: WireCode, message: str) -> None:
+        message = clip(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -109,31 +135,52 @@ def parse_message(raw: str) -> tuple[str, dict[str, Any]]:
             WireCode.VALIDATION_ERROR,
             f"a message must be a JSON object, got {type(message).__name__}",
         )
+    kind = message.get("type", "")
+    if not isinstance(kind, str):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR, f"'type' must be a string, got {type(kind).__name__}"
+        )
     data = message.get("data") or {}
     if not isinstance(data, dict):
         raise ProtocolError(
             WireCode.VALIDATION_ERROR, f"'data' must be an object, got {type(data).__name__}"
         )
-    return str(message.get("type", "")), data
+    return kind, data
+
+
+TOOL_CALL_FIELDS = frozenset({"name", "arguments"})
+"""A decoded tool call (verifiers' ``openenv`` taskset sends a reply that parses as JSON as
+that object)."""
+
+CALL_TOOL_FIELDS = frozenset({"type", "tool_name", "arguments"})
+"""OpenEnv's ``CallToolAction`` on the wire (``{"type": "call_tool", "tool_name", "arguments"}``)."""
 
 
 def action_text(action: Any) -> str:
-    """The model's text of an action.
+    """The model's text of an action, which the env's ``step`` takes.
 
-    ``{"message": TEXT}`` carries it as is. Any other object is taken for a JSON tool call
-    that a client decoded (verifiers' ``openenv`` taskset sends a model reply that parses as
-    JSON as that object) and is handed to the env re-encoded as JSON text, which the env's
-    parser reads; the server itself never interprets the text.
+    Three forms are accepted (``metadata`` may ride along with any; :func:`schema` lists
+    them): ``{"message": TEXT}`` carries the text as is; a decoded tool call
+    ``{"name": TOOL, "arguments": {...}}`` and OpenEnv's ``{"type": "call_tool", "tool_name":
+    TOOL, "arguments": {...}}`` are handed to the env as the JSON tool call they encode, which
+    the env's parser reads (the server never interprets the call). Anything else is refused.
 
     Raises:
-        ProtocolError: Not an object, or ``message`` not a string.
+        ProtocolError: ``VALIDATION_ERROR`` naming the field that is not accepted.
     """
     if not isinstance(action, dict):
         raise ProtocolError(
             WireCode.VALIDATION_ERROR,
             f"an action must be an object {{'{ACTION_FIELD}': TEXT}}, got {type(action).__name__}",
         )
-    if ACTION_FIELD in action:
+    keys = set(action) - {"metadata"}
+    if ACTION_FIELD in keys:
+        extra = sorted(keys - {ACTION_FIELD})
+        if extra:
+            raise ProtocolError(
+                WireCode.VALIDATION_ERROR,
+                f"action field {quote(extra[0])} is not accepted next to '{ACTION_FIELD}'",
+            )
         text = action[ACTION_FIELD]
         if not isinstance(text, str):
             raise ProtocolError(
@@ -141,8 +188,30 @@ def action_text(action: Any) -> str:
                 f"action '{ACTION_FIELD}' must be a string, got {type(text).__name__}",
             )
         return text
-    body = {k: v for k, v in action.items() if k != "metadata"}
-    return json.dumps(body, ensure_ascii=False)  # the env's text: one fixed encoding
+    if keys and keys <= TOOL_CALL_FIELDS and "name" in keys:
+        name, arguments = action["name"], action.get("arguments", {})
+    elif keys and keys <= CALL_TOOL_FIELDS and action.get("type") == "call_tool":
+        name, arguments = action.get("tool_name"), action.get("arguments", {})
+    else:
+        unknown = sorted(keys - TOOL_CALL_FIELDS - CALL_TOOL_FIELDS) or sorted(keys)
+        field_name = unknown[0] if unknown else None
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR,
+            (
+                f"action field {quote(field_name)} is not accepted"
+                if field_name is not None
+                else "an action must not be empty"
+            )
+            + f"; send {{'{ACTION_FIELD}': TEXT}} or a tool call {{'name': TOOL, "
+            "'arguments': {...}}",
+        )
+    if not isinstance(name, str):
+        raise ProtocolError(
+            WireCode.VALIDATION_ERROR,
+            f"a tool call's name must be a string, got {type(name).__name__}",
+        )
+    # the env's text: one fixed encoding of the call the client sent
+    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
 def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
@@ -155,12 +224,12 @@ def reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ProtocolError(
             WireCode.VALIDATION_ERROR,
-            f"reset takes {list(RESET_FIELDS)}, got unknown {unknown[0]!r}",
+            f"reset takes {list(RESET_FIELDS)}, got unknown {quote(unknown[0])}",
         )
     seed = data.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ProtocolError(
-            WireCode.VALIDATION_ERROR, f"seed must be a non-negative integer, got {seed!r}"
+            WireCode.VALIDATION_ERROR, f"seed must be a non-negative integer, got {quote(seed)}"
         )
     options = data.get("options")
     if options is not None and not isinstance(options, dict):
@@ -232,40 +301,101 @@ def observation_payload(
     }
 
 
+_TOOL_ARGUMENTS = {"type": "object", "description": "The tool's arguments."}
+
+ACTION_SCHEMA: dict[str, Any] = {
+    "title": "WikigymAction",
+    "type": "object",
+    "description": "The model's text: tool calls (JSON, <tool_call>, Search-R1 tags) or an "
+    "answer, exactly as the env's step takes it. A decoded tool call is accepted too (see "
+    "x-wikigym-also-accepts): the env steps on the JSON call it encodes.",
+    "properties": {
+        ACTION_FIELD: {"type": "string", "title": "Message"},
+        "metadata": {"type": "object"},
+    },
+    "required": [ACTION_FIELD],
+    "additionalProperties": False,
+    # OpenEnv clients (verifiers' openenv taskset) send a non-JSON reply as the one required
+    # field, so the message form stays the schema's top level; the other accepted forms:
+    "x-wikigym-also-accepts": [
+        {
+            "title": "ToolCall",
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "arguments": _TOOL_ARGUMENTS,
+                "metadata": {"type": "object"},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        {
+            "title": "CallToolAction",
+            "type": "object",
+            "properties": {
+                "type": {"const": "call_tool"},
+                "tool_name": {"type": "string"},
+                "arguments": _TOOL_ARGUMENTS,
+                "metadata": {"type": "object"},
+            },
+            "required": ["type", "tool_name"],
+            "additionalProperties": False,
+        },
+    ],
+}
+"""Every action form :func:`action_text` accepts (tests check the two agree)."""
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+
+STATE_SCHEMA: dict[str, Any] = {
+    "title": "WikigymState",
+    "type": "object",
+    "properties": {
+        "session_id": _NULLABLE_STRING,
+        "episode_id": _NULLABLE_STRING,
+        "env_id": _NULLABLE_STRING,
+        "step_count": {"type": "integer", "minimum": 0},
+        "task_id": _NULLABLE_STRING,
+        "done": {"type": "boolean"},
+    },
+    "required": ["session_id", "episode_id", "env_id", "step_count", "task_id", "done"],
+    "additionalProperties": False,
+}
+
+RESET_SCHEMA: dict[str, Any] = {
+    "title": "WikigymReset",
+    "type": "object",
+    "properties": {
+        "seed": {"type": "integer", "minimum": 0},
+        "task_id": {"type": "string"},
+        "options": {"type": "object"},
+        "env_id": {"type": "string"},
+        "episode_id": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+
+
 def schema() -> dict[str, Any]:
-    """OpenEnv's ``/schema``: JSON schemas of the action, the observation and the state."""
+    """OpenEnv's ``/schema``: JSON schemas of the action, the observations (a reset's and a
+    step's are the same shape), the state, and (wikigym's addition) the reset request."""
+    observation = {
+        "title": "WikigymObservation",
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "info": {"type": "object"},
+            "terminated": {"type": "boolean"},
+            "truncated": {"type": "boolean"},
+            "session_id": _NULLABLE_STRING,
+            "episode_id": _NULLABLE_STRING,
+        },
+        "required": ["text", "info", "terminated", "truncated"],
+    }
     return {
-        "action": {
-            "title": "WikigymAction",
-            "type": "object",
-            "description": "The model's text: tool calls (JSON, <tool_call>, Search-R1 tags) "
-            "or an answer, exactly as the env's step takes it.",
-            "properties": {ACTION_FIELD: {"type": "string", "title": "Message"}},
-            "required": [ACTION_FIELD],
-        },
-        "observation": {
-            "title": "WikigymObservation",
-            "type": "object",
-            "properties": {
-                "text": {"type": "string"},
-                "info": {"type": "object"},
-                "terminated": {"type": "boolean"},
-                "truncated": {"type": "boolean"},
-                "session_id": {"type": ["string", "null"]},
-                "episode_id": {"type": ["string", "null"]},
-            },
-            "required": ["text", "info", "terminated", "truncated"],
-        },
-        "state": {
-            "title": "WikigymState",
-            "type": "object",
-            "properties": {
-                "session_id": {"type": ["string", "null"]},
-                "episode_id": {"type": ["string", "null"]},
-                "env_id": {"type": ["string", "null"]},
-                "step_count": {"type": "integer"},
-                "task_id": {"type": ["string", "null"]},
-                "done": {"type": "boolean"},
-            },
-        },
+        "action": ACTION_SCHEMA,
+        "observation": observation,
+        "reset_observation": observation,
+        "state": STATE_SCHEMA,
+        "reset": RESET_SCHEMA,
     }

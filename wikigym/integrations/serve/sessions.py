@@ -1,18 +1,18 @@
 """Sessions: one env per client over the process's shared snapshot, bounded and reaped.
 
-Env work (creation, reset, step, close) runs in a fixed pool of threads; each session runs one
-message at a time, so its episode is exactly the sequence of calls an in-process loop makes.
-(Steps inline on the event loop were measured too: no less server CPU per step, lower wall
-throughput, and one slow step, e.g. sandboxed Python, would stall every session; see
-``docs/serve.md``.)
-The snapshot is opened once per process by the defaults resolver and shared read-only (its
-Tantivy searcher is thread-safe, DuckDB runs through one cursor per thread).
+Env work (creation, reset, step, close) runs on the event loop, or in ``workers`` threads;
+a step that calls the python sandbox runs on the sandbox's own threads, so a slow program
+never holds up another session's search. Each session runs one message at a time, so its
+episode is exactly the sequence of calls an in-process loop makes. The snapshot is opened
+once per process by the defaults resolver and shared read-only (its Tantivy searcher is
+thread-safe, DuckDB runs through one cursor per thread).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
 
-from wikigym.envs.recipe import env_spec, make_env
+from wikigym.corpora.snapshot import Snapshot
+from wikigym.envs.recipe import env_spec, make_env, step_can_wait
 from wikigym.errors import WikigymError
 from wikigym.integrations.serve.config import ServeConfig
 from wikigym.integrations.serve.metrics import Metrics
@@ -29,6 +31,7 @@ from wikigym.integrations.serve.protocol import (
     ProtocolError,
     WireCode,
     observation_payload,
+    quote,
     reset_arguments,
 )
 
@@ -48,6 +51,10 @@ class Session:
         done: Whether the current episode has ended.
         last_active: ``time.monotonic()`` of the last message.
         busy: Whether a message is being handled (an idle reaper never closes it then).
+        attached: Whether a WebSocket serves it now (a session made over HTTP ``/mcp`` takes
+            one WebSocket at a time, as OpenEnv's ``MCPToolClient`` attaches one).
+        persistent: Made over HTTP ``/mcp`` (``openenv/session/create``): it outlives its
+            WebSockets until it is closed there, or idle past the timeout.
     """
 
     session_id: str | None
@@ -58,6 +65,8 @@ class Session:
     done: bool = False
     last_active: float = field(default_factory=time.monotonic)
     busy: bool = False
+    attached: bool = False
+    persistent: bool = False
     envs: dict[str, gym.Env[Any, Any]] = field(default_factory=dict)
 
     def state(self) -> dict[str, Any]:
@@ -97,7 +106,8 @@ class SessionPool:
 
     Env work runs in ``config.env_threads`` threads, or, when that is 0, on the event loop's
     thread as it is submitted (:meth:`submit` then returns a :class:`Ran`, the finished work):
-    no handoff, and no other message is read while a step runs.
+    no handoff, and no other message is read while a step runs. A step that calls the python
+    sandbox runs in ``config.sandbox_threads`` threads of its own (:meth:`submit_step`).
     """
 
     def __init__(self, config: ServeConfig, metrics: Metrics) -> None:
@@ -110,13 +120,27 @@ class SessionPool:
         self._executor = (
             ThreadPoolExecutor(threads, thread_name_prefix="wikigym-env") if threads else None
         )
+        sandbox = config.sandbox_threads
+        self._sandbox = (
+            ThreadPoolExecutor(sandbox, thread_name_prefix="wikigym-sandbox") if sandbox else None
+        )
         self._specs = {e: env_spec(e, **config.spec_kwargs(e)) for e in config.env_ids}
+        self.snapshot: Snapshot | None = None  # the served snapshot, once warm()
+
+    def spec(self, env_id: str) -> EnvSpec:
+        """The recipe of a served env id."""
+        return self._specs[env_id]
 
     def warm(self) -> None:
         """Make and close one env of each id: opens the shared snapshot and TaskSet once and
-        raises their typed errors (a wrong path) before any client connects."""
+        raises their typed errors (a wrong path) before any client connects; keeps the
+        snapshot (``/retrieve`` searches it)."""
         for spec in self._specs.values():
-            make_env(spec).close()
+            env = make_env(spec)
+            found = getattr(env.unwrapped, "snapshot", None)
+            if isinstance(found, Snapshot) and self.snapshot is None:
+                self.snapshot = found
+            env.close()
 
     # ---- capacity ---------------------------------------------------------------------
     @property
@@ -133,15 +157,17 @@ class SessionPool:
                 "retry later or start the server with a larger --max-sessions",
             )
 
-    def open(self) -> Session:
+    def open(self, *, persistent: bool = False) -> Session:
         """A new session (the event loop's thread only, so the bound check is atomic).
 
         Raises:
             ProtocolError: ``CAPACITY_REACHED`` when every slot is held.
         """
         self._refuse_if_full()
-        session_id = f"s{next(self._ids):08d}"
-        session = Session(session_id=session_id)
+        # a count for order, a random part so that no client can guess another's id (a
+        # session made over /mcp is attached to by its id)
+        session_id = f"s{next(self._ids):08d}-{secrets.token_hex(6)}"
+        session = Session(session_id=session_id, persistent=persistent)
         self.sessions[session_id] = session
         self.metrics.session_opened()
         return session
@@ -164,6 +190,32 @@ class SessionPool:
         if self._executor is not None:
             return self._executor.submit(fn, *args)
         return Ran(fn, *args)
+
+    def waits(self, session: Session, text: str) -> bool:
+        """Whether a step of ``text`` in ``session`` can wait on the sandbox (parsed, not run)."""
+        if self._sandbox is None or session.env_id is None or session.done:
+            return False
+        return step_can_wait(session.envs[session.env_id], text)
+
+    def submit_step(
+        self, session: Session, text: str
+    ) -> Future[dict[str, Any]] | Ran[dict[str, Any]]:
+        """A step of ``text``: on the sandbox's threads when it calls python, else as
+        :meth:`submit` runs env work."""
+        if self._sandbox is not None and self.waits(session, text):
+            return self._sandbox.submit(self.step_sync, session, text)
+        return self.submit(self.step_sync, session, text)
+
+    async def step(self, session: Session, text: str) -> dict[str, Any]:
+        """:meth:`submit_step`, awaited."""
+        if self._sandbox is not None and self.waits(session, text):
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._sandbox, self.step_sync, session, text)
+        return await self.run(self.step_sync, session, text)
+
+    def find(self, session_id: str) -> Session | None:
+        """The open session of that id, if any."""
+        return self.sessions.get(session_id)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in an env thread (or now, with no env threads), awaited."""
@@ -190,7 +242,7 @@ class SessionPool:
         if env_id not in self._specs:
             raise ProtocolError(
                 WireCode.VALIDATION_ERROR,
-                f"env_id must be one of {list(self._specs)}, got {env_id!r}",
+                f"env_id must be one of {list(self._specs)}, got {quote(env_id)}",
             )
         options = dict(args.get("options") or {})
         if "task_id" in args:
@@ -251,7 +303,7 @@ class SessionPool:
         try:
             payload = await self.run(self.reset_sync, session, data)
             if text is not None:
-                payload = await self.run(self.step_sync, session, text)
+                payload = await self.step(session, text)
             return payload
         finally:
             self._one_shots -= 1
@@ -270,7 +322,19 @@ class SessionPool:
             if not s.busy and now - s.last_active > limit
         ]
 
+    def capacity(self) -> dict[str, Any]:
+        """OpenEnv's ``ServerCapacityStatus`` (``active_sessions``, ``max_sessions``) and the
+        env ids served."""
+        return {
+            "active_sessions": self.held,
+            "max_sessions": self.config.max_sessions,
+            "env_ids": list(self.config.env_ids),
+        }
+
     def shutdown(self) -> None:
-        """Stop the env threads once the work queued on them (env closes) is done."""
+        """Stop the env threads once the work queued on them (env closes) is done; a sandbox
+        step still running is not waited for (its program is killed by its own time limit)."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+        if self._sandbox is not None:
+            self._sandbox.shutdown(wait=False, cancel_futures=True)

@@ -5,8 +5,12 @@ picows checks the handshake (GET, HTTP/1.1, ``Upgrade``/``Connection`` headers, 
 frame size bound and close codes, and answers pings. This module adds what it leaves to its
 user: version 13 only, reserved bits (no extension is negotiated), UTF-8 text, message
 reassembly from fragments under the message bound, the close handshake, read backpressure, and
-the OpenEnv messages themselves. Every violation closes that connection with its RFC code;
-nothing a client sends raises out of a callback.
+the OpenEnv messages themselves, and the bounds of :class:`~.config.ServeLimits`: a message's
+size, the messages and bytes a session queues unanswered, and the replies it leaves unread
+(past the send budget the session stops taking messages until the client reads; the
+connection sweep closes one that never does). Every violation closes that connection with
+its RFC code; nothing a client sends raises out of a callback, and no reply echoes more than
+a short prefix of what it sent.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
+from urllib.parse import parse_qs
 
 from picows import (
     WSAutoPingStrategy,
@@ -32,7 +37,10 @@ from picows import (
     WSUpgradeResponse,
     WSUpgradeResponseWithListener,
 )
+from picows.picows import WSProtocol  # type: ignore[attr-defined, unused-ignore]
 
+from wikigym.integrations.serve.config import ServeLimits
+from wikigym.integrations.serve.connections import Connections
 from wikigym.integrations.serve.protocol import (
     ProtocolError,
     WireCode,
@@ -40,19 +48,32 @@ from wikigym.integrations.serve.protocol import (
     dumps,
     error_message,
     parse_message,
+    quote,
 )
 from wikigym.integrations.serve.sessions import Ran, Session, SessionPool
 
 log = logging.getLogger("wikigym.serve")
 
-MAX_MESSAGE_BYTES = 1 << 20
-"""The largest message (one frame, or the sum of a fragmented message's frames)."""
+MAX_MESSAGE_BYTES = ServeLimits().max_message_bytes
+"""The default largest message (one frame, or the sum of a fragmented message's frames)."""
 
 HANDSHAKE_TIMEOUT_S = 10.0
 """A connection that has not completed the handshake in this long is closed."""
 
-MAX_PENDING = 16
-"""Messages a session holds unanswered before the server stops reading its socket."""
+MAX_PENDING = ServeLimits().max_pending_messages
+"""The default of messages a session holds unanswered before its socket is no longer read."""
+
+
+class TrackedWSProtocol(WSProtocol):  # type: ignore[misc, valid-type, unused-ignore]
+    """picows' server protocol, which frees its connection slot when the connection ends."""
+
+    connections: Connections | None = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.connections is not None:
+            self.connections.release(self)
+        super().connection_lost(exc)
+
 
 _DATA_FRAMES = (WSMsgType.TEXT, WSMsgType.BINARY)
 
@@ -72,16 +93,22 @@ class Hub:
         self,
         pool: SessionPool,
         authorized: Callable[[str, dict[bytes, bytes]], str | None],
+        connections: Connections | None = None,
     ) -> None:
         self.pool = pool
         self.sockets: dict[str, WsSession] = {}
         self.stopping = False
         self.authorized = authorized
+        self.limits = pool.config.limits
+        self.connections = connections or Connections(self.limits)
 
     def listener(self, request: WSUpgradeRequest) -> WSListener | WSUpgradeResponseWithListener:
-        """picows' router: a session for ``/ws``, an HTTP error for anything else."""
+        """picows' router: a session for ``/ws`` (a new one, or with ``?session_id=`` the
+        session made over HTTP ``/mcp`` that OpenEnv's ``MCPToolClient`` attaches to), an
+        HTTP error for anything else."""
         headers = {k.lower().encode(): v.encode() for k, v in request.headers.items()}
-        path = self.authorized(request.path.decode("latin-1").split("?", 1)[0], headers)
+        target, _, query = request.path.decode("latin-1").partition("?")
+        path = self.authorized(target, headers)
         if path is None:
             return _refusal(HTTPStatus.FORBIDDEN, b"missing or wrong token")
         if path != "/ws":
@@ -92,14 +119,13 @@ class Hub:
             )
             response.headers["Sec-WebSocket-Version"] = "13"
             return WSUpgradeResponseWithListener(response, None)
-        return WsSession(self)
+        attach = parse_qs(query).get("session_id", [None])[0]
+        return WsSession(self, attach)
 
     def protocol(self) -> asyncio.BufferedProtocol:
         """A picows server-side protocol for one connection, routed by :meth:`listener`."""
         # the class ws_create_server makes, for one socket (not in picows' stubs)
-        from picows.picows import WSProtocol  # type: ignore[attr-defined, unused-ignore]
-
-        protocol: asyncio.BufferedProtocol = WSProtocol(
+        protocol: TrackedWSProtocol = TrackedWSProtocol(
             None,  # host and port: a client's
             None,  # path: a client's
             False,  # server side
@@ -112,11 +138,12 @@ class Hub:
             20.0,
             WSAutoPingStrategy.PING_WHEN_IDLE,
             True,  # answer pings
-            MAX_MESSAGE_BYTES,  # a frame past it: close 1009
+            self.limits.max_message_bytes,  # a frame past it: close 1009
             None,  # extra headers: a client's
             16 * 1024,  # initial read buffer
         )
-        return protocol
+        protocol.connections = self.connections
+        return cast(asyncio.BufferedProtocol, protocol)
 
 
 def _refusal(status: HTTPStatus, body: bytes) -> WSUpgradeResponseWithListener:
@@ -134,14 +161,18 @@ class WsSession(WSListener):
     :data:`MAX_PENDING` queued messages the socket stops being read until the queue drains.
     """
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, attach: str | None = None) -> None:
         super().__init__()
         self.hub = hub
+        self.attach = attach
+        self.limits = hub.limits
         self.transport: WSTransport | None = None
         self.session: Session | None = None
-        self.pending: deque[str] = deque()
+        self.pending: deque[tuple[str, int]] = deque()  # messages and their sizes in bytes
+        self.pending_bytes = 0
         self.running = False  # a reset or step is in an env thread
-        self.paused = False
+        self.paused = False  # the socket is not read
+        self.write_paused = False  # the client has left its send budget unread
         self.fragments: list[bytes] | None = None
         self.fragment_type = WSMsgType.TEXT
         self.fragment_bytes = 0
@@ -155,6 +186,22 @@ class WsSession(WSListener):
         if self.hub.stopping:
             message = error_message(WireCode.SHUTTING_DOWN, "server stopping")
             self._close_with(message, WSCloseCode.GOING_AWAY)
+            return
+        # the send budget: picows calls pause_writing past it, resume_writing once drained
+        transport.underlying_transport.set_write_buffer_limits(high=self.limits.send_buffer_bytes)
+        if self.attach is not None:
+            found = pool.find(self.attach)
+            if found is None or found.attached:
+                why = "is already attached" if found is not None else "is not open"
+                message = error_message(
+                    WireCode.SESSION_ERROR,
+                    f"session {quote(self.attach)} {why}; open one with openenv/session/create",
+                )
+                self._close_with(message, WSCloseCode.POLICY_VIOLATION)
+                return
+            found.attached = True
+            self.session = found
+            self.hub.sockets[self.attach] = self
             return
         try:
             self.session = pool.open()
@@ -201,8 +248,20 @@ class WsSession(WSListener):
 
     def on_ws_disconnected(self, transport: WSTransport) -> None:
         self.pending.clear()
+        self.pending_bytes = 0
         if not self.running:  # else the env thread's reply finds the socket gone and frees it
             self._free()
+
+    def pause_writing(self) -> None:
+        """The client left more than its send budget unread: take no message until it reads."""
+        self.write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        self._update_reading()
+        if not self.running and self.pending and self.session is not None:
+            self._next()
 
     # ---- messages -------------------------------------------------------------------------
     def _fragment(self, frame: WSFrame) -> None:
@@ -225,21 +284,40 @@ class WsSession(WSListener):
             raise WSProtocolError(WSCloseCode.INVALID_TEXT, "a text frame is not UTF-8") from None
         if self.session is None:  # refused at connect: its close is on the way
             return
-        self.pending.append(text)
-        if len(self.pending) >= MAX_PENDING and not self.paused and self.transport is not None:
-            self.paused = True
-            self.transport.underlying_transport.pause_reading()
+        self.pending.append((text, len(payload)))
+        self.pending_bytes += len(payload)
+        self._update_reading()
         if not self.running:
             self._next()
 
+    def _update_reading(self) -> None:
+        """Read the socket only while the session has room for messages and the client
+        reads its replies (backpressure: what a client sends waits in its own buffers)."""
+        if self.transport is None or self.transport.is_disconnected:
+            return
+        full = (
+            len(self.pending) >= self.limits.max_pending_messages
+            or self.pending_bytes >= self.limits.max_message_bytes
+            or self.write_paused
+        )
+        if full and not self.paused:
+            self.paused = True
+            self.transport.underlying_transport.pause_reading()
+        elif not full and self.paused:
+            self.paused = False
+            self.transport.underlying_transport.resume_reading()
+
     def _next(self) -> None:
-        """Answer queued messages until one needs an env thread (or none is left)."""
+        """Answer queued messages until one needs an env thread (or none is left, or the
+        client has stopped reading its replies)."""
         pool, session = self.hub.pool, self.session
         assert session is not None and session.session_id is not None
-        while self.pending:
-            raw = self.pending.popleft()
+        while self.pending and not self.write_paused:
+            raw, size = self.pending.popleft()
+            self.pending_bytes -= size
             if session.session_id not in pool.sessions:  # reaped while this message came in
                 self.pending.clear()
+                self.pending_bytes = 0
                 return
             session.last_active = time.monotonic()
             kind = ""
@@ -249,32 +327,34 @@ class WsSession(WSListener):
                     self._submit(pool.reset_sync, session, data)
                     return
                 if kind == "step":
-                    self._submit(pool.step_sync, session, action_text(data))
+                    text = action_text(data)
+                    self._start(pool.submit_step(session, text))
                     return
                 if kind == "state":
                     self._send({"type": "state", "data": session.state()})
                     continue
                 if kind == "close":
                     self.pending.clear()
+                    self.pending_bytes = 0
                     if self.transport is not None:
                         self.transport.send_close(WSCloseCode.OK)
                         self.transport.disconnect()
                     return
                 raise ProtocolError(
                     WireCode.UNKNOWN_TYPE,
-                    f"unknown message type {kind!r}; expected reset, step, state or close",
+                    f"unknown message type {quote(kind)}; expected reset, step, state or close",
                 )
             except ProtocolError as exc:
                 pool.metrics.error(exc.code.value)
                 self._send(error_message(exc.code, exc.message))
-        if self.paused and self.transport is not None:
-            self.paused = False
-            self.transport.underlying_transport.resume_reading()
+        self._update_reading()
 
     def _submit(self, fn: Callable[..., dict[str, Any]], *args: Any) -> None:
+        self._start(self.hub.pool.submit(fn, *args))
+
+    def _start(self, future: Future[dict[str, Any]] | Ran[dict[str, Any]]) -> None:
         assert self.session is not None
         self.running = self.session.busy = True
-        future = self.hub.pool.submit(fn, *args)
         loop = self.loop
         assert loop is not None
         if isinstance(future, Ran):  # ran inline: reply on the loop's next turn (no recursion)
@@ -330,4 +410,7 @@ class WsSession(WSListener):
         if session is None or session.session_id is None:
             return
         self.hub.sockets.pop(session.session_id, None)
+        if session.persistent:  # made over /mcp: it lives on until closed there (or idle)
+            session.attached = False
+            return
         self.hub.pool.close(session)
