@@ -187,6 +187,56 @@ GPU = Sizes(
 SFT_MADE_BY = "made_by.json"
 
 
+def sft_recipe(sizes: Sizes, seed: int) -> Any:
+    """The SFT recipe of the experiment (a ``ColdStartRecipe``) at ``sizes``."""
+    from wikigym.trainers.coldstart import ColdStartRecipe
+
+    return ColdStartRecipe(
+        seed=seed,
+        hidden_size=sizes.hidden_size,
+        num_layers=sizes.num_layers,
+        head_dim=sizes.head_dim,
+        vocab_size=sizes.vocab_size,
+        # First turns, then the whole tag chats (two or three turns: a chat is already the
+        # window of its last turn).
+        first_steps=sizes.first_steps,
+        window_steps=0,
+        sft_steps=sizes.sft_steps,
+        batch_size=sizes.sft_batch,
+        # A constant rate and uniform batches: copying appears as a sudden drop of the loss
+        # (0.24 -> 0.05 between steps 300 and 420 in a plain-loop probe of first turns); a
+        # cosine decay and length-grouped batches had the loss still at 0.49 after 600 steps.
+        lr_scheduler_type="constant_with_warmup",
+        group_by_length=False,
+        # No system text: the policy learns the tags from the chats (the question alone is
+        # the prompt of every stage).
+        system_text=False,
+    )
+
+
+def chat_texts(chats: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The text of each chat (its messages' contents), what the tokenizer is trained on."""
+    return tuple(" ".join(m["content"] for m in c["messages"]) for c in chats)
+
+
+def build_base(base: Path, sizes: Sizes, seed: int, texts: tuple[str, ...]) -> Path:
+    """The untrained model at ``sizes`` with a tokenizer trained on ``texts``: GPT-2's
+    pre-tokenization (a word with its space, ~25% fewer tokens than spaces apart) and the
+    prefix-preserving chat template, so SFT, evaluation and GRPO's rollouts render a chat with
+    the same tokens."""
+    from wikigym.trainers.tiny import TokenizerText, build_tiny_model
+
+    return build_tiny_model(
+        base,
+        seed=seed,
+        hidden_size=sizes.hidden_size,
+        num_layers=sizes.num_layers,
+        head_dim=sizes.head_dim,
+        vocab_size=sizes.vocab_size,
+        text=TokenizerText(texts=texts, space_words=True, prefix_preserving=True),
+    )
+
+
 def sft_key(recipe: Any, train_world_seed: int, sizes: Sizes) -> dict[str, Any]:
     """What the SFT checkpoint depends on (the recipe, the train world and its tasks)."""
     from dataclasses import asdict
@@ -248,12 +298,19 @@ def build_world(seed: int, articles: int, out: Path, n_tasks: int, task_seed: in
 
 
 def spec_for(world: Path, n_tasks: int, task_seed: int, sizes: Sizes) -> Any:
+    """The env of a world built by :func:`build_world` and its ``n_tasks`` easy tasks."""
+    return env_spec(world / "snapshot", world / tasks_name(n_tasks, task_seed), sizes)
+
+
+def env_spec(corpus: Path, tasks: Path, sizes: Sizes) -> Any:
+    """The experiment's env (Search-R1 tags, ``search_k`` results, no Python) on a snapshot
+    and a TaskSet file: what every stage trains and is evaluated in."""
     from wikigym.trainers.adapter import EnvSpec
 
     return EnvSpec(
         env_id="WikiSearch-v1",
-        corpus=str(world / "snapshot"),
-        tasks=str(world / tasks_name(n_tasks, task_seed)),
+        corpus=str(corpus),
+        tasks=str(tasks),
         kwargs={
             "python": "off",
             "max_steps": sizes.max_env_steps,
@@ -272,10 +329,13 @@ def evaluate(
     limit: int | None = None,
     batch: int = 32,
     device: str = "cpu",
+    episodes: list[dict[str, Any]] | None = None,
 ) -> dict:
     """Greedy episodes of every task of ``spec`` (the first ``limit``, if given) with the
     compact prompt (its system text if ``system``), through the env. ``batch`` 32: larger
-    batches were slower here (padding; 128 took 1.9x as long for the untrained model)."""
+    batches were slower here (padding; 128 took 1.9x as long for the untrained model).
+    ``episodes``, if given, receives each episode in task order (task id, the policy's turns
+    and the env's observations, the answer the env read, reward components), to be read."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -296,6 +356,7 @@ def evaluate(
             env.reset(seed=0, options={"task_id": t.task_id})
         state = [{"reward": 0.0, "steps": 0, "calls": 0, "valid": 0, "done": False} for _ in chunk]
         comps: list[dict[str, float]] = [{} for _ in chunk]
+        answers: list[str | None] = [None for _ in chunk]
         while not all(s["done"] for s in state):
             live = [i for i, s in enumerate(state) if not s["done"]]
             texts = [
@@ -331,10 +392,16 @@ def evaluate(
                     s["done"] = True
                     s["reward"] = float(reward)
                     comps[i] = dict(info.get("reward_components") or {})
+                    answers[i] = info.get("answer")
         for env in envs:
             env.close()
-        for s, c in zip(state, comps, strict=True):
+        for s, c, m, t, a in zip(state, comps, msgs, chunk, answers, strict=True):
             results.append({**s, "components": c})
+            if episodes is not None:
+                turns = m[-2 * s["steps"] :]
+                episodes.append(
+                    {"task_id": t.task_id, **s, "components": c, "answer": a, "turns": turns}
+                )
     n = len(results)
     # Success is the outcome (exact match), whatever the other components add to the reward.
     k = sum(r["components"].get("outcome", r["reward"]) > 0 for r in results)
@@ -359,12 +426,8 @@ def run_grpo(
     sft: Path,
     spec: Any,
     out: Path,
+    sizes: Sizes,
     *,
-    steps: int,
-    batch: int,
-    learning_rate: float,
-    turn_tokens: int,
-    completion_tokens: int,
     seed: int,
     system: bool,
     gpu: bool = False,
@@ -391,20 +454,20 @@ def run_grpo(
         model=str(sft),
         preset=preset_name,
         use_vllm=("colocate" if importlib.util.find_spec("vllm") else "off") if gpu else None,
-        max_steps=steps,
+        max_steps=sizes.grpo_steps,
         seed=seed,
         overrides={
             "gradient_accumulation_steps": 1,
-            "learning_rate": learning_rate,
+            "learning_rate": sizes.grpo_lr,
             "num_generations": 8,
-            "per_device_train_batch_size": batch,  # completions: batch / 8 tasks per step
+            "per_device_train_batch_size": sizes.grpo_batch,  # completions: batch / 8 tasks per step
             # A turn is capped as evaluation caps it, and judged by the env there: a rambling
             # turn scores 0 instead of running to the budget and leaving the loss masked (with
             # no cap and 320 tokens the completions grew to the budget, masked, and greedy
             # success fell to 1%). The budget fits two capped turns and their results, so a
             # cut by it (masked) is rare.
-            "max_turn_tokens": turn_tokens,
-            "max_completion_length": completion_tokens,
+            "max_turn_tokens": sizes.grpo_turn_tokens,
+            "max_completion_length": sizes.grpo_completion_tokens,
             "ref_model_sync_steps": 20,
         }
         | ({"gradient_checkpointing": False} if gpu else {}),
@@ -488,9 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     device = "cuda" if args.gpu else "cpu"
 
-    from wikigym.trainers.coldstart import ColdStartRecipe, sft_stages
+    from wikigym.trainers.coldstart import sft_stages
     from wikigym.trainers.tag_chats import tag_chats
-    from wikigym.trainers.tiny import TokenizerText, build_tiny_model
 
     torch.set_num_threads(args.threads)
     profile = "smoke" if args.smoke else "gpu" if args.gpu else "full"
@@ -525,27 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The worlds are keyed by what makes them; the models are not, so they are made afresh
     # (a base or checkpoint left by a run with other sizes must not be reused).
     sft_dir = work / "sft"
-    recipe = ColdStartRecipe(
-        seed=args.seed,
-        hidden_size=sizes.hidden_size,
-        num_layers=sizes.num_layers,
-        head_dim=sizes.head_dim,
-        vocab_size=sizes.vocab_size,
-        # First turns, then the whole tag chats (two or three turns: a chat is already the
-        # window of its last turn).
-        first_steps=sizes.first_steps,
-        window_steps=0,
-        sft_steps=sizes.sft_steps,
-        batch_size=sizes.sft_batch,
-        # A constant rate and uniform batches: copying appears as a sudden drop of the loss
-        # (0.24 -> 0.05 between steps 300 and 420 in a plain-loop probe of first turns); a
-        # cosine decay and length-grouped batches had the loss still at 0.49 after 600 steps.
-        lr_scheduler_type="constant_with_warmup",
-        group_by_length=False,
-        # No system text: the policy learns the tags from the chats (the question alone is
-        # the prompt of every stage).
-        system_text=False,
-    )
+    recipe = sft_recipe(sizes, args.seed)
     made_by = sft_key(recipe, args.train_world_seed, sizes)
     reused = args.reuse_sft and sft_made_by(sft_dir) == made_by
     if args.reuse_sft and not reused:
@@ -563,19 +605,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.perf_counter()
         chats = tag_chats(train)
         timings["chats"] = time.perf_counter() - t
-        # The tokenizer is trained on the train world's chats (GPT-2's pre-tokenization: a word
-        # with its space, ~25% fewer tokens than spaces apart), with the prefix-preserving chat
-        # template, so SFT, evaluation and GRPO's rollouts render a chat with the same tokens.
-        texts = tuple(" ".join(m["content"] for m in c["messages"]) for c in chats)
-        build_tiny_model(
-            base,
-            seed=args.seed,
-            hidden_size=sizes.hidden_size,
-            num_layers=sizes.num_layers,
-            head_dim=sizes.head_dim,
-            vocab_size=sizes.vocab_size,
-            text=TokenizerText(texts=texts, space_words=True, prefix_preserving=True),
-        )
+        # The tokenizer is trained on the train world's chats.
+        build_base(base, sizes, args.seed, chat_texts(chats))
     stages: list[dict[str, Any]] = []
 
     def measure(name: str, model_dir: Path, limit: int | None = None) -> None:
@@ -671,11 +702,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sft,
         train,
         work / "grpo",
-        steps=sizes.grpo_steps,
-        batch=sizes.grpo_batch,
-        learning_rate=sizes.grpo_lr,
-        turn_tokens=sizes.grpo_turn_tokens,
-        completion_tokens=sizes.grpo_completion_tokens,
+        sizes,
         seed=args.seed,
         system=recipe.system_text,
         gpu=args.gpu,

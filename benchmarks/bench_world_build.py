@@ -16,6 +16,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,11 +33,27 @@ from common import (
 )
 
 
+def _imports_from(tree: Path) -> Path:
+    """Where ``python -m wikigym`` run as :func:`_build` runs it imports wikigym from."""
+    got = subprocess.run(
+        [sys.executable, "-c", "import wikigym; print(wikigym.__file__)"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(got.stdout.strip()).resolve()
+
+
 def _build(tree: Path, world: Path, out: Path, threads: int) -> dict[str, Any]:
+    # The build runs in the tree's folder: ``python -m`` puts the working directory first on
+    # sys.path, so run from this checkout it would import this checkout's wikigym whatever
+    # PYTHONPATH says (both sides would then be the same code).
     env = os.environ.copy()
     os.environ["PYTHONPATH"] = str(tree)
     try:
-        got = run_measured(build_command(world, out, threads))
+        got = run_measured(build_command(world, out, threads), cwd=tree)
     finally:
         os.environ.clear()
         os.environ.update(env)
@@ -56,8 +73,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--name", default="world_build_facts")
     args = parser.parse_args()
+    args.world, args.work = args.world.resolve(), args.work.resolve()  # builds run elsewhere
     args.work.mkdir(parents=True, exist_ok=True)
     sides = {"baseline": args.baseline.resolve(), "this": args.tree.resolve()}
+    for side, tree in sides.items():
+        got = _imports_from(tree)
+        if not got.is_relative_to(tree):
+            sys.exit(f"error: the {side} build would import wikigym from {got}, not {tree}")
+    if sides["baseline"] == sides["this"]:
+        sys.exit("error: --baseline and --tree are the same tree; give two trees to compare")
     runs: list[dict[str, Any]] = []
     for r in range(args.rounds):
         for side in ("baseline", "this", "this", "baseline"):
@@ -67,7 +91,7 @@ def main() -> None:
             got.pop("stdout", None)
             runs.append(got)
             print(
-                f"{side:8s} {got['seconds']:9.1f} s  peak RSS {gib(got['peak_rss_bytes']):.3f} GiB"
+                f"{side:8s} {got['seconds']:9.1f} s  CPU {got['cpu_seconds']:9.1f} s  peak RSS {gib(got['peak_rss_bytes']):.3f} GiB"
                 f"  PSS {gib(got['peak_pss_bytes']):.3f} GiB",
                 flush=True,
             )
@@ -76,6 +100,7 @@ def main() -> None:
         mine = [x for x in runs if x["side"] == side]
         summary[side] = {
             "seconds_median": statistics.median(x["seconds"] for x in mine),
+            "cpu_seconds_median": statistics.median(x["cpu_seconds"] for x in mine),
             "peak_rss_gib_max": max(gib(x["peak_rss_bytes"]) for x in mine),
             "peak_pss_gib_max": max(gib(x["peak_pss_bytes"]) for x in mine),
         }
@@ -99,11 +124,18 @@ def main() -> None:
     ]
     md.append(
         markdown_table(
-            ["side", "median build s", "peak RSS GiB (tree, max)", "peak PSS GiB (max)"],
+            [
+                "side",
+                "median build s",
+                "median CPU s",
+                "peak RSS GiB (tree, max)",
+                "peak PSS GiB (max)",
+            ],
             [
                 [
                     s,
                     f"{v['seconds_median']:.1f}",
+                    f"{v['cpu_seconds_median']:.1f}",
                     f"{v['peak_rss_gib_max']:.3f}",
                     f"{v['peak_pss_gib_max']:.3f}",
                 ]
@@ -115,12 +147,13 @@ def main() -> None:
     md += ["", "runs (ABBA order):", ""]
     md.append(
         markdown_table(
-            ["round", "side", "s", "peak RSS GiB", "peak PSS GiB"],
+            ["round", "side", "s", "CPU s", "peak RSS GiB", "peak PSS GiB"],
             [
                 [
                     x["round"],
                     x["side"],
                     f"{x['seconds']:.1f}",
+                    f"{x['cpu_seconds']:.1f}",
                     f"{gib(x['peak_rss_bytes']):.3f}",
                     f"{gib(x['peak_pss_bytes']):.3f}",
                 ]

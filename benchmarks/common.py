@@ -6,11 +6,14 @@ exact command, the machine (CPU, nproc, RAM, load), package versions, git commit
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import json
 import os
 import platform
+import resource
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -250,23 +253,45 @@ class TreeMemory(Poller):
         self.samples += 1
 
 
-def run_measured(cmd: Sequence[str], interval: float = 0.5) -> dict[str, Any]:
-    """Run a command to completion; return its seconds and the peak memory of its tree.
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the benchmark dies, so that a killed benchmark
+    leaves no build running on (the build cleans up after itself on SIGTERM)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG (Linux)
+
+
+def run_measured(
+    cmd: Sequence[str], interval: float = 0.5, cwd: Path | None = None
+) -> dict[str, Any]:
+    """Run a command to completion (in ``cwd``, default the repository root); return its
+    seconds, CPU seconds and the peak memory of its tree.
 
     Raises:
         subprocess.CalledProcessError: The command failed (its stderr tail is printed).
     """
     start = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd or ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent,
+    )
     with TreeMemory(proc.pid, interval) as mem:
         stdout, stderr = proc.communicate()
     seconds = time.perf_counter() - start
+    # CPU time of the command's tree (its waited-for processes): what a loaded machine's
+    # wall clock hides (another job's share of the cores is not in it).
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         sys.stderr.write(stderr.decode("utf-8", "replace")[-4000:])
         raise subprocess.CalledProcessError(proc.returncode, list(cmd), stdout, stderr)
     return {
         "command": shlex.join(cmd),
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "peak_rss_bytes": mem.peak_rss,
         "peak_pss_bytes": mem.peak_pss,
         "peak_processes": mem.peak_procs,

@@ -24,9 +24,10 @@ from wikigym.corpora.index import (
 # resolution step streamed (commit 67c9ed7). Each moved once since, deliberately: the world's
 # with the world generator's version (2: one office per person, issue 36; version 1 built
 # d96ba7dba7d9...), the excerpt's with issue 35 (its category, lead and every-value facts,
-# with their statement and restates columns).
+# with their statement and restates columns; 9a4e49b0ed09... before its precision fixes:
+# two lists side by side, "See:" lines, periods, glosses, aspect and group pages).
 WORLD_400_S3_ID = "902f5bc30035ebd0fd45dbff7002c6121806d7c96ff99730ff67ef5799e0678c"
-EXCERPT_ID = "9a4e49b0ed096a6b7b61b6dfbc24b0b5e0f527caac607e98ee9652ec4d54b8ce"
+EXCERPT_ID = "1f018e77b1095ace35fb496ed9076fcb7b7f3d3bdfa3999d02a9edb35e15926b"
 WORDS = ("alpha", "beta", "gamma", "delta")
 
 

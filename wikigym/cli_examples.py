@@ -32,6 +32,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "synth generate": (
         "wikigym synth generate --difficulty phd --n 100 --out phd.jsonl",
         "wikigym synth generate --difficulty mixed --n 400 --corpus snap/enwiki --out t.jsonl",
+        "wikigym synth generate --difficulty easy --n 5000 --up-to --corpus snap/enwiki "
+        "--out easy.jsonl",
     ),
     "synth verify": ("wikigym synth verify t.jsonl --corpus snap/enwiki",),
     "synth stats": ("wikigym synth stats t.jsonl",),

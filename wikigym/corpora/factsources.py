@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wikigym.corpora.categories import category_facts, category_vocabulary
+from wikigym.corpora.categories import CategoryFact, category_facts, category_vocabulary
 from wikigym.corpora.leads import LEAD_VERSION, lead_facts
 from wikigym.corpora.lexicon import lexicon_version
 from wikigym.corpora.records import ParsedPage
@@ -182,6 +182,8 @@ def page_facts(page: ParsedPage, text: str, lead_at: int | None) -> list[PageFac
                     )
                 )
         for c in category_facts(page.categories, page.language):
+            if not _category_speaks_of(page.title, page.language, c):
+                continue
             at = None
             if c.relation != "instance_of":
                 at = locate(lowered, surfaces(c.object, c.object_title, c.value_type, None))
@@ -198,6 +200,32 @@ def page_facts(page: ParsedPage, text: str, lead_at: int | None) -> list[PageFac
             )
     person_kind = vocabulary().kind(page.infobox_type) == "person"
     return mark_restatements(_people_only(facts, person_kind))
+
+
+# English pages about an aspect of their subject ("Economy of Angola", "History of France"):
+# their categories file the subject ("African Union member economies"), not the page.
+_ASPECT_PAGE = re.compile(
+    r"(?:economy|history|politics|geography|culture|demographics|demography|government|"
+    r"military|foreign relations|religion|music|education|transport|transportation|sport|"
+    r"tourism|health|law|languages|cuisine|climate|flag|coat of arms|outline|timeline|"
+    r"list|lists|index) (?:of|in) ",
+    re.IGNORECASE,
+)
+
+
+def _category_speaks_of(title: str, language: str | None, c: CategoryFact) -> bool:
+    """Whether a category's fact is one of the page's own subject.
+
+    Not on an English page about an aspect of its subject (``Economy of Angola``), and no
+    ``instance_of`` for a page named as a group of that kind: "Austroasiatic languages" in
+    "Agglutinative languages" is a family of languages, not a language."""
+    if (language or "en") == "en" and _ASPECT_PAGE.match(title):
+        return False
+    if c.relation == "instance_of":
+        last = c.category.rsplit(None, 1)[-1].casefold()
+        if len(last) > 1 and title.casefold().rsplit(None, 1)[-1] == last and last != c.object:
+            return False
+    return True
 
 
 # Relations only a person has: a category or lead gives them to a page that other facts

@@ -195,6 +195,18 @@ def untyped_value_type(key: str, value: str, link_target: str | None) -> str:
     return "text"
 
 
+# A line that refers the reader elsewhere, in the vocabulary's languages.
+_SEE = re.compile(
+    r"\s*(?:see(?: also)?|siehe(?: auch)?|voir(?: aussi)?|véase(?: también)?|vedi(?: anche)?)"
+    r"\s*:",
+    re.IGNORECASE,
+)
+# A leading period ("1905–22", "(1931–1982)", "1990–present") that qualifies the value after it.
+_PERIOD = re.compile(
+    r"\s*\(?\d{3,4}\s*[–—-]\s*(?:\d{2,4}|present|heute|aujourd'hui|presente)?\)?:?\s+"
+)
+
+
 def field_values(f: InfoboxField, is_list: bool) -> list[tuple[str, str | None]]:
     """The values of one infobox field: ``(text, title of the link it starts with)``.
 
@@ -213,8 +225,12 @@ def field_values(f: InfoboxField, is_list: bool) -> list[tuple[str, str | None]]
     out: list[tuple[str, str | None]] = []
     for a, b in itertools.pairwise(bounds):
         line = text[a:b].rstrip(" ,;")
+        if _SEE.match(line):
+            continue  # "See: [[Abraham Lincoln and religion]]" points elsewhere
         spans = item_spans(line) if is_list else [(0, len(line))]
         for s, e in spans:
+            # "1905–22 Russian": the value is what the period qualifies
+            s += m.end() if (m := _PERIOD.match(line, s, e)) and m.end() < e else 0
             lead = len(line[s:e]) - len(line[s:e].lstrip())
             out.append((line[s:e], starts.get(a + s + lead)))
     if not f.lines and not is_list and not f.leading_link:

@@ -550,7 +550,10 @@ def _render_template(
             return ""
     positional, named = _template_args(_split_top_pipes(rest)) if sep else ([], {})
     if renderer is _items:
-        return state.items_sep.join(p for p in positional if p)
+        joined = state.items_sep.join(p for p in positional if p)
+        # In a value (one item per line) a list is its own lines: two lists side by side
+        # ("{{hlist|A|B}} {{hlist|C}}") are three items, not "A", "B C".
+        return f"\n{joined}\n" if joined and state.items_sep == "\n" else joined
     return renderer(positional, named)
 
 
@@ -1053,6 +1056,8 @@ def _build_infobox(state: _State) -> tuple[str | None, tuple[InfoboxField, ...]]
     return kind, tuple(fields)
 
 
+# A {{small}} gloss on a line after a value (an anthem's translation, "(de jure)"), whole.
+_GLOSS_LINE_RE = re.compile(r"(?<=\S)\s*\n\s*\{\{\s*small\s*\|[^{}]*\}\}\s*(?=\n|$)", re.IGNORECASE)
 _LINE_MARK = "\ue002"  # where a line of a multi-line value starts (removed below)
 
 
@@ -1063,6 +1068,8 @@ def _plain_value(value: str) -> _PlainValue:
         return _PlainValue("", (), False, (), ())
     if "<" in value:
         value = _BR_RE.sub("\n", value)
+    if "small" in value:  # a gloss on a line of its own is no value of the field
+        value = _GLOSS_LINE_RE.sub("", value)
     local = _State(items_sep="\n")
     marked = _to_marked_text(value, local)
     lines = [" ".join(line.strip().lstrip("*#:; \t").split()) for line in marked.split("\n")]

@@ -1,7 +1,8 @@
 """The ``synth`` command line (also ``wikigym synth``): generate, verify and describe TaskSets.
 
 ``synth generate --difficulty easy|medium|hard|phd|mixed --n N [--corpus DIR] [--seed S]
-[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--forms F1,F2] [--llm URL]``;
+[--out FILE] [--overwrite] [--relations R1,R2] [--yes-no] [--forms F1,F2] [--llm URL]
+[--up-to] [--attempts A]``;
 ``synth verify FILE [--corpus DIR]``; ``synth stats FILE [--json]``;
 ``synth calibrate FILE --agent SPEC [--k 8] [--seed S] --out FILE``;
 ``synth filter FILE --min-pass P --max-pass Q --out FILE``. Without ``--corpus`` the
@@ -23,7 +24,7 @@ from wikigym.cli_args import bounded
 from wikigym.cli_examples import EXAMPLES
 from wikigym.cliutil import CliParser, SubParsers, run_command
 from wikigym.errors import SynthError
-from wikigym.synth.generate import DIFFICULTIES, opt_in_form_names
+from wikigym.synth.generate import DIFFICULTIES, SynthConfig, opt_in_form_names
 from wikigym.synth.solving import SEARCH_BUDGET
 
 if TYPE_CHECKING:
@@ -60,6 +61,13 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm", help="OpenAI-compatible endpoint to paraphrase questions with")
     g.add_argument("--unanswerable", type=bounded(float, 0.0), default=0.0, metavar="RATE",
                    help="share of tasks made near-misses with no answer (0..1, default 0)")  # fmt: skip
+    g.add_argument("--up-to", action="store_true",
+                   help="--n is a cap: keep the tasks made before the first one no draft makes "
+                   "(a real dump's count is not known in advance) instead of failing")  # fmt: skip
+    g.add_argument("--attempts", type=bounded(int, 1), default=SynthConfig.attempts_per_task,
+                   metavar="A", help="drafts tried per task before giving up (default "
+                   f"{SynthConfig.attempts_per_task:,}; raising it changes no task a lower "
+                   "value made, it only lets a sparse snapshot make more)")  # fmt: skip
     g.set_defaults(func=cmd_generate)
     v = sub.add_parser("verify", help="re-prove every task of a TaskSet against a snapshot")
     v.add_argument("file", help="TaskSet file (.jsonl or .parquet)")
@@ -108,7 +116,7 @@ def add_parser(sub: SubParsers) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     """``synth generate``: the TaskSet file appears only when every task is made."""
     from wikigym.outputs import atomic_output, refuse_existing
-    from wikigym.synth.generate import SynthConfig, generate_tasks, opt_in_forms
+    from wikigym.synth.generate import generate_tasks, opt_in_forms
 
     out = Path(args.out)
     if out.suffix not in TASKSET_SUFFIXES:
@@ -128,15 +136,23 @@ def cmd_generate(args: argparse.Namespace) -> int:
         forms=tuple(f.strip() for f in (args.forms or "").split(",") if f.strip()),
         llm=args.llm,
         unanswerable=args.unanswerable,
+        attempts_per_task=args.attempts,
+        partial=args.up_to,
     )
     opt_in_forms(config)  # a bad --forms is refused before the snapshot is opened
     snapshot = _snapshot(args.corpus)
     t0 = time.perf_counter()
     tasks = generate_tasks(snapshot, config)
+    if not len(tasks):  # a cap is not a licence for an empty file
+        raise SynthError(
+            f"made no {args.difficulty} task of {snapshot.path} within {args.attempts:,} "
+            "attempts; ask for an easier difficulty, raise --attempts, or allow more relations"
+        )
     with atomic_output(out, overwrite=args.overwrite, kind="file") as tmp:
         tasks.save(tmp)
     dt = time.perf_counter() - t0
-    print(f"{len(tasks)} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
+    count = f"{len(tasks)} of up to {args.n}" if args.up_to else str(len(tasks))
+    print(f"{count} tasks -> {out} (taskset {tasks.taskset_id[:16]}, {dt:.1f} s)")
     return 0
 
 

@@ -61,15 +61,19 @@ class SynthConfig:
         llm: OpenAI-compatible endpoint for paraphrases (None: templates only).
         attempts_per_task: Drafts tried per task before giving up. A slot that succeeds
             never reaches it (so raising it changes no TaskSet that could be made before);
-            a small real wiki makes its rare phd drafts within 2,000 (the shared 206-page
-            enwiki excerpt: 1-3 of 20 phd tasks within 400 attempts a slot, 7-9 within
-            2,000).
+            a small real wiki makes its rare phd drafts only within many (the shared
+            206-page enwiki excerpt under ``wikigym.synth/6``: 1 of 20 phd tasks within
+            2,000 attempts a slot, 6 within 20,000). The slot that fails spends all of them:
+            about a minute for that run, 5.4 min for the Japanese excerpt's (18 of 20; docs/synth.md).
         unanswerable: Share of tasks made unanswerable near-misses (:mod:`.unanswerable`).
         forms: Question forms drafted besides the level's mix, each at its own weight
             (:attr:`~wikigym.synth.drafts.QuestionForm.opt_in_weight`; ``yes_no`` is what
             ``yes_no=True`` adds). Empty: the mix alone, as ``GENERATOR`` pins it.
-        partial: Keep the tasks made so far when a slot cannot be filled, instead of
-            failing (the default tasks of a corpus make what its facts allow).
+        partial: ``n`` is a cap: keep the tasks made before the first slot no draft fills,
+            instead of failing (``synth generate --up-to``; the default tasks of a corpus
+            make what its facts allow). Without unanswerable tasks the result is the first
+            tasks of any larger ``n``, so a capped run equals a run asking for exactly what
+            it made.
     """
 
     difficulty: str = "mixed"
@@ -78,7 +82,7 @@ class SynthConfig:
     relations: tuple[str, ...] | None = None
     yes_no: bool = False
     llm: str | None = None
-    attempts_per_task: int = 2000
+    attempts_per_task: int = 20_000
     unanswerable: float = 0.0
     forms: tuple[str, ...] = ()
     partial: bool = False
@@ -652,9 +656,10 @@ def generate_tasks(snapshot: Snapshot, config: SynthConfig) -> TaskSet:
         if task is None:
             raise SynthError(
                 f"made only {made.get(level, 0)} {level} task(s) after "
-                f"{config.attempts_per_task} attempts for the next one ({len(tasks)} of "
+                f"{config.attempts_per_task:,} attempts for the next one ({len(tasks)} of "
                 f"{config.n} in all); this snapshot may be too small or too sparse for {level} "
-                "questions: ask for fewer, an easier difficulty, or more relations"
+                "questions: ask for fewer (--up-to keeps what is made), an easier difficulty, "
+                "or more relations"
             )
         tasks.append(task)
         if not task.unanswerable:

@@ -28,11 +28,15 @@ from wikigym.trainers.adapter import EnvSpec
 from wikigym.trainers.coldstart import compact_prompt, oracle_taskset
 
 
+def shown_in(text: str, where: str) -> bool:
+    """Whether ``where`` holds ``text`` as whole words (``5`` is not shown by ``p1523`` or
+    ``1905``)."""
+    return re.search(r"(?<!\w)" + re.escape(text) + r"(?!\w)", where) is not None
+
+
 def shows(text: str, hits: list[Any]) -> bool:
-    """Whether a hit's title or text holds ``text`` as whole words (``5`` is not shown by
-    ``p1523`` or ``1905``)."""
-    pattern = re.compile(r"(?<!\w)" + re.escape(text) + r"(?!\w)")
-    return any(pattern.search(h.title) or pattern.search(h.text) for h in hits)
+    """Whether a hit's title or text holds ``text`` as whole words (:func:`shown_in`)."""
+    return any(shown_in(text, h.title) or shown_in(text, h.text) for h in hits)
 
 
 def tag_chats(spec: EnvSpec) -> list[dict[str, Any]]:
