@@ -64,7 +64,13 @@ def stage_build(args: argparse.Namespace) -> dict[str, Any]:
         cmd += ["--index-memory-mb", str(args.index_memory_mb)]
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=common.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=common.ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=common.die_with_parent,
+    )
     with common.TreeMemory(proc.pid, 0.25) as mem, PhaseMemory(proc.pid, Path(args.out)) as phases:
         _stdout, stderr = proc.communicate()
     if proc.returncode != 0:
@@ -182,7 +188,12 @@ class LuceneServer:
         ]
         print("  lucene (pyserini): indexing or opening, warming up ...", flush=True)
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=work
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=work,
+            preexec_fn=common.die_with_parent,
         )
         self.work = work
 
