@@ -248,6 +248,17 @@ class Timed:
             "cpu_mean_ms": common.median([sum(p) / len(p) for p in self.cpu]),
         }
 
+    def best(self) -> list[float]:
+        """Each query's fastest wall time over the passes."""
+        return [min(times) for times in zip(*self.wall, strict=True)]
+
+
+def paired(a: Timed, b: Timed) -> dict[str, float]:
+    """Per-query ratio a/b of the fastest passes (the same queries, interleaved): its
+    median and quartiles, which the load moves less than a ratio of percentiles."""
+    ratios = sorted(x / y for x, y in zip(a.best(), b.best(), strict=True) if y > 0)
+    return {q: common.percentile(ratios, v) for q, v in (("p25", 25), ("p50", 50), ("p75", 75))}
+
 
 def open_layouts(args: argparse.Namespace) -> list[tuple[str, Path, int]]:
     """(label, snapshot path, search threads) of every wikigym layout under test: the
@@ -375,6 +386,9 @@ def stage_search(args: argparse.Namespace) -> dict[str, Any]:
             f"{row['qps_2']:.0f}",
             flush=True,
         )
+    for peer in ("tantivy-raw", "lucene"):
+        if peer in timed:
+            rows[f"paired wikigym/{peer}"] = paired(timed["wikigym"], timed[peer])
     if bm is not None:
         rows["bm25s"]["build_seconds"] = bm.build_seconds
         rows["bm25s"]["added_rss_bytes"] = added_rss
@@ -658,7 +672,7 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
             continue
         n = r["build"]["counts"]["passages"]
         g50, g99 = _lat(r, "wikigym", "p50_ms"), _lat(r, "wikigym", "p99_ms")
-        paired = r["search"]["systems"].get("paired wikigym/tantivy-raw", {}).get("p50", 0.0)
+        pair = r["search"]["systems"].get("paired wikigym/tantivy-raw", {}).get("p50", float("nan"))
         table.append(
             [
                 n,
@@ -666,7 +680,7 @@ def render(rows: list[dict[str, Any]], extra: dict[str, Any]) -> str:
                 g99 / _lat(r, "tantivy-raw", "p99_ms"),
                 g50 / _lat(r, "bm25s", "p50_ms"),
                 g50 / _lat(r, "lucene", "p50_ms"),
-                float(paired),
+                float(pair),
             ]
         )
     parts += ["## Ratios\n", common.markdown_table(head, table), ""]
@@ -726,6 +740,64 @@ def render_layouts(rows: list[dict[str, Any]]) -> list[str]:
     return parts
 
 
+def render_curves(curves: Sequence[dict[str, Any]]) -> list[str]:
+    """The interleaved growth runs (``curve`` stage): each size's latency and the power-law
+    exponent between the sizes, measured under one load, then what that exponent gives at
+    wiki-18 and English Wikipedia from the largest size measured."""
+    parts: list[str] = []
+    for curve in curves:
+        sizes = sorted({r["passages"] for r in curve["rows"]})
+        head = ["passages", "system", "p50 ms", "p99 ms", "CPU p50 ms", "CPU p99 ms"]
+        rows = sorted(curve["rows"], key=lambda r: (r["passages"], SYSTEMS.index(r["system"])))
+        table = [
+            [
+                r["passages"],
+                r["system"],
+                r["p50_ms"],
+                r["p99_ms"],
+                r["cpu_p50_ms"],
+                r["cpu_p99_ms"],
+            ]
+            for r in rows
+        ]
+        load = curve["environment"]["machine"]["load_avg_1_5_15"]
+        parts += [
+            f"## Growth, {' and '.join(f'{n:,}' for n in sizes)} passages in one interleaved "
+            f"run ({curve.get('measured_at', curve['environment']['date'])[:16]}, load "
+            f"{load[0]:.1f} at start)\n",
+            f"`{curve['environment']['command']}`",
+            "",
+            common.markdown_table(head, table),
+            "",
+        ]
+        head = ["system", "exponent p50", "exponent p99", "exponent CPU p50", "exponent CPU p99"]
+        # At wiki-18 and English Wikipedia: the top size's latency grown by the exponent.
+        head += ["p50 ms at 21.0M", "p99 ms at 21.0M", "p50 ms at 45M", "p99 ms at 45M"]
+        table = []
+        top = sizes[-1]
+        for system in SYSTEMS:
+            at_top = [r for r in curve["rows"] if r["system"] == system and r["passages"] == top]
+            if not at_top:
+                continue
+            row, ex = at_top[0], curve["exponents"]
+            table.append(
+                [
+                    system,
+                    *(
+                        ex[f"{system} {k}"]
+                        for k in ("p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms")
+                    ),
+                    *(
+                        row[k] * (n / top) ** ex[f"{system} {k}"]
+                        for n in (WIKI18_PASSAGES, ENWIKI_PASSAGES)
+                        for k in ("p50_ms", "p99_ms")
+                    ),
+                ]
+            )
+        parts += [common.markdown_table(head, table), ""]
+    return parts
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Latency and build memory against passages (log x)."""
     import matplotlib
@@ -770,7 +842,10 @@ def stage_report(args: argparse.Namespace) -> None:
         raise SystemExit("report: give --records, --records-from or both")
     rows = load_records(args.records, records_from_results(args.records_from))
     extra = extrapolate(rows)
+    curves = [json.loads(p.read_text(encoding="utf-8")) for p in args.curves]
     md = render(rows, extra)
+    if curves:
+        md += "\n" + "\n".join(render_curves(curves))
     if args.notes is not None:
         md += "\n" + args.notes.read_text(encoding="utf-8")
     data = {
@@ -778,6 +853,7 @@ def stage_report(args: argparse.Namespace) -> None:
         "extrapolation": extra,
         "records": [str(p) for p in args.records],
         "records_from": [str(p) for p in args.records_from],
+        "curves": curves,
     }
     path = common.write_results("scale", data, md)
     plot(rows, path.with_suffix(".png"))
@@ -847,6 +923,13 @@ def main() -> None:
         default=[],
         help="earlier scale.json files: their rows' records, replaced by --records of the "
         "same snapshot and stage",
+    )
+    r.add_argument(
+        "--curves",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="records of the curve stage: the growth measured in one interleaved run",
     )
     r.add_argument("--notes", type=Path, default=None, help="Markdown appended to scale.md")
     args = parser.parse_args()
