@@ -140,10 +140,10 @@ class System:
 class Ours(System):
     name = "wikigym"
 
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, snap: Any = None) -> None:
         from wikigym.corpora import Snapshot
 
-        self.snap = Snapshot.open(corpus.snapshot, verify="none")
+        self.snap = snap if snap is not None else Snapshot.open(corpus.snapshot, verify="none")
         self.build_seconds = float(corpus.build_info.get("seconds", float("nan")))
         self.build_note = "full snapshot build (parse, tables, index), threads as recorded"
 

@@ -253,7 +253,7 @@ class TreeMemory(Poller):
         self.samples += 1
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child, before exec: SIGTERM when the benchmark dies, so that a killed benchmark
     leaves no build running on (the build cleans up after itself on SIGTERM)."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -276,7 +276,7 @@ def run_measured(
         cwd=cwd or ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
     with TreeMemory(proc.pid, interval) as mem:
         stdout, stderr = proc.communicate()

@@ -48,3 +48,43 @@ def test_records_join_by_snapshot_id_then_by_path(tmp_path: Path) -> None:
     assert [r["build"]["snapshot_id"] for r in rows] == ["id-b", "id-a"]  # by passages
     assert rows[1]["search"]["snapshot"] == "/big/first"
     assert rows[0]["search"]["snapshot"] == "/big/b"
+
+
+def test_paired_ratio_takes_each_querys_fastest_pass() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_scale
+
+    a, b = bench_scale.Timed(2), bench_scale.Timed(2)
+    a.wall = [[1.0, 9.0, 3.0], [5.0, 2.0, 3.0]]  # fastest: 1, 2, 3
+    b.wall = [[2.0, 4.0, 1.0], [4.0, 8.0, 3.0]]  # fastest: 2, 4, 1
+    out = bench_scale.paired(a, b)
+    assert out["p50"] == 0.5  # ratios 0.5, 0.5, 3.0
+    assert out["p25"] == 0.5 and out["p75"] == 1.75
+
+
+def test_curve_extrapolates_from_the_top_size_by_its_exponent() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_scale
+
+    rows = [
+        {"passages": n, "system": "wikigym", "p50_ms": ms, "p99_ms": 2 * ms}
+        | {"cpu_p50_ms": ms, "cpu_p99_ms": 2 * ms}
+        for n, ms in ((1_000_000, 1.0), (4_000_000, 2.0))  # exponent 0.5
+    ]
+    curve = {
+        "rows": rows,
+        "exponents": {
+            f"wikigym {k}": 0.5 for k in ("p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms")
+        },
+        "environment": {
+            "command": "c",
+            "date": "2026-12-06T00:00",
+            "machine": {"load_avg_1_5_15": [1.0, 1.0, 1.0]},
+        },
+    }
+    md = "\n".join(bench_scale.render_curves([curve]))
+    line = next(x for x in md.splitlines() if x.startswith("| wikigym | 0.500"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    p50_21m = 2.0 * (bench_scale.WIKI18_PASSAGES / 4_000_000) ** 0.5
+    assert cells[5] == f"{p50_21m:.3f}"
+    assert cells[8] == f"{4.0 * (bench_scale.ENWIKI_PASSAGES / 4_000_000) ** 0.5:.3f}"

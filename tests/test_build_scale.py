@@ -182,3 +182,13 @@ def test_title_set_is_exact_across_runs() -> None:
     assert 0 < titles.nbytes <= 16 * len(seen)
     titles.clear()
     assert len(titles) == 0 and "Title 1" not in titles
+
+
+def test_index_memory_below_tantivys_least_is_refused(shared_data: Path, tmp_path: Path) -> None:
+    """The writer heap (``index_memory_mb``) is checked before anything is read or made."""
+    from wikigym.errors import BuildError
+
+    src = open_build_source(shared_data / "wiki/enwiki-3pages-schema09.xml.bz2")
+    with pytest.raises(BuildError, match="index_memory_mb must be >= 16"):
+        build_snapshot([src], tmp_path / "snap", BuildConfig(index_memory_mb=8), progress=False)
+    assert not (tmp_path / "snap").exists()

@@ -71,6 +71,7 @@ CASES = [
     case(W, "corpus", "build", "text.txt", "--out", "x", out="x"),
     case(W, "corpus", "build", "text.txt", "--out", "x", "--format", "bogus", out="x"),
     case(W, "corpus", "build", "synthetic", "--articles", "0", "--out", "x", out="x"),
+    case(W, "corpus", "build", "text.txt", "--out", "x", "--index-memory-mb", "8", out="x", quick=True),
     case(W, "corpus", "generate", "--articles", "-5", "--out", "x", out="x"),
     case(W, "corpus", "info", "/nonexistent"),
     case(W, "corpus", "verify", "text.txt"),

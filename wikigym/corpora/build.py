@@ -31,7 +31,13 @@ from tqdm import tqdm
 
 from wikigym.corpora.analysis import language_code
 from wikigym.corpora.factsources import vocabulary_versions
-from wikigym.corpora.index import IndexConfig, PassageIndexWriter
+from wikigym.corpora.index import (
+    INDEX_HEAP_MB,
+    MIN_INDEX_MEMORY_MB,
+    IndexConfig,
+    PassageIndexWriter,
+    write_champions,
+)
 from wikigym.corpora.manifest import (
     FORMAT_VERSION,
     INDEX_DIR,
@@ -108,6 +114,10 @@ class BuildConfig:
         language: The wiki's language code, or ``"auto"``: the first language a source
             declares (a dump's siteinfo), else English. It picks the index analyzer
             (:meth:`IndexConfig.with_language`) and the locale of infobox values.
+        index_memory_mb: The index writer's heap: each segment holds what fits in it (at
+            most ``index.SEGMENT_DOCS`` passages), so it bounds the build's memory and sets
+            the segment count (fewer, larger segments search faster). Never changes the
+            content or the search results.
     """
 
     passage_words: int = 100
@@ -118,6 +128,7 @@ class BuildConfig:
     duckdb_memory: str = "128MB"
     partition_titles: int = PARTITION_TITLES
     language: str = "auto"
+    index_memory_mb: int = INDEX_HEAP_MB
 
     def content_config(self, facts: dict[str, str] | None = None) -> dict[str, Any]:
         """The settings that change a snapshot's content: passage size, index settings and,
@@ -285,7 +296,9 @@ class _Writers:
         schema = FACTS_STAGE if real else WORLD_FACTS_STAGE
         self.facts = TableWriter(stage / "facts.parquet", schema)
         self.passages = TableWriter(tmp / TABLE_FILES["passages"], PASSAGES, PASSAGE_GROUP_ROWS)
-        self.index = PassageIndexWriter(tmp / INDEX_DIR, config.index, threads=1)
+        self.index = PassageIndexWriter(
+            tmp / INDEX_DIR, config.index, threads=1, heap_mb=config.index_memory_mb
+        )
 
     def close_tables(self) -> None:
         for w in (self.articles, self.redirects, self.links, self.facts, self.passages):
@@ -506,6 +519,11 @@ def build_snapshot(
         raise BuildError(f"passage_words must be >= 10, got {config.passage_words}")
     if config.threads < 1:
         raise BuildError(f"threads must be >= 1, got {config.threads}")
+    if config.index_memory_mb < MIN_INDEX_MEMORY_MB:
+        raise BuildError(
+            f"index_memory_mb must be >= {MIN_INDEX_MEMORY_MB} (Tantivy's smallest writer "
+            f"heap), got {config.index_memory_mb}"
+        )
     if not sources:
         raise BuildError("no source given: pass at least one dump, folder or corpus file")
     out = Path(out).resolve()
@@ -570,7 +588,10 @@ def build_snapshot(
         # together they held the writer heap and the resolution's memory at once (the
         # build's peak); apart, the peak is the larger of the two.
         layout = writers.index.close()
-        give_back_freed_memory()  # the stream's, before the resolution takes its own
+        give_back_freed_memory()  # the stream's, before the champion lists and resolution
+        write_champions(
+            tmp / INDEX_DIR, config.index, tmp / TABLE_FILES["passages"], layout.doc_order
+        )
         _resolve(tmp, config, report, wikidata, real)
         give_back_freed_memory()
         report.input_bytes = report.input_bytes or total

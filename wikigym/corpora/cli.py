@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from wikigym.cli_args import bounded
@@ -41,6 +42,13 @@ def add_parser(sub: SubParsers) -> None:
         "--threads", type=int, default=1, help="worker processes (results do not change)"
     )
     b.add_argument("--passage-words", type=int, default=100, help="target words per passage")
+    b.add_argument(
+        "--index-memory-mb",
+        type=int,
+        default=None,
+        help="the index writer's heap in MB (default 1024): it bounds the build's memory and "
+        "sets the segment size; fewer, larger segments search faster (results do not change)",
+    )
     b.add_argument(
         "--no-stopwords",
         action="store_true",
@@ -104,7 +112,7 @@ def add_parser(sub: SubParsers) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.build import BuildConfig, build_snapshot
-    from wikigym.corpora.index import IndexConfig
+    from wikigym.corpora.index import MIN_INDEX_MEMORY_MB, IndexConfig
     from wikigym.corpora.sources import open_build_source
     from wikigym.corpora.wikidata import open_facts_file
 
@@ -121,6 +129,13 @@ def cmd_build(args: argparse.Namespace) -> int:
         index=index,
         language=args.language,
     )
+    if args.index_memory_mb is not None:
+        if args.index_memory_mb < MIN_INDEX_MEMORY_MB:
+            raise WikigymError(
+                f"--index-memory-mb expects at least {MIN_INDEX_MEMORY_MB} (Tantivy's smallest "
+                f"writer heap), got {args.index_memory_mb}"
+            )
+        config = replace(config, index_memory_mb=args.index_memory_mb)
     if args.sources == [SYNTHETIC] and args.facts is not None:
         raise WikigymError(
             "--facts joins Wikidata to a real wiki's articles; a generated world has its own "

@@ -3,25 +3,33 @@
 Tantivy's scores use index-wide statistics, so they do not depend on segment layout;
 the order among equal scores does: Tantivy's top-k keeps ties in ascending doc address
 (segment ordinal, doc). The build therefore writes an index whose docs, read in that order,
-are in ascending passage_id, checks that it did, and records it (:class:`IndexLayout`);
-over such an index Tantivy's own order is (score desc, passage_id asc) and one top-k search
-is exact. Over any other layout (e.g. an index written by several threads)
-:meth:`PassageSearcher.search` fetches past k while the k-th score repeats and orders ties
-by passage_id itself: same results, slower when scores tie (8x at p99 on 4.5M passages).
+are in ascending passage_id, checks that it did, and records it (:class:`IndexLayout`).
+Over such an index Tantivy's own order is (score desc, passage_id asc) up to two segments;
+past two, its merge of the segments' lists can drop a tied doc for a later one, and
+:class:`~wikigym.corpora.topk.TopK` repairs that from one more search restricted to a run
+(the ``run`` field). Over any other layout (e.g. an index written by several threads) the
+search fetches past k while the k-th score repeats and orders ties by passage_id itself:
+same results, slower when scores tie.
 
 How the ordered layout stays at any size with a bounded writer heap and flat memory
-(tantivy-py exposes neither a forced merge nor a merge policy): one writer thread writes
-every ``segment_docs`` passages into a run directory of its own, commits them as one
+(tantivy-py exposes neither a forced merge nor a merge policy, and a merge by Tantivy's
+policy stacks the segments in hash-map order, which loses passage_id order): one writer
+thread writes each run of passages into a run directory of its own, commits it as one
 segment and is dropped; the run's segment files then move into the index and its
-``meta.json`` lists the runs' segments in write order, which is passage_id order. So every
-segment holds a run of consecutive passage ids, and no segment is ever merged: Tantivy's
-merge policy only sees a writer's own segments, and each writer has one. Merging would hold
-several segments' postings and stores at once (at 4.2M passages, 8 segments merged added
-~170 MB of heap and ~380 MB of mapped files to the build's peak), so the build's memory
-would grow with the corpus; the cost instead is one segment per ``segment_docs`` passages
-(9 at 4.6M), each searched in turn. :func:`order_segments` then lists the segments by their
-first passage_id, and the layout is checked on the written index, so a Tantivy that writes
-otherwise only costs the fast path, never correctness.
+``meta.json`` lists the runs' segments in write order, which is passage_id order. A run
+ends at ``SEGMENT_DOCS`` passages or when its text fills its share of the writer heap
+(``HEAP_PER_TEXT_BYTE``), so the heap, not the corpus, bounds the build's memory, and the
+heap sets the segment count: larger segments search faster (the tie repair and Tantivy's
+per-segment work; ``benchmarks/results/scale.md``). No segment is ever merged.
+:func:`order_segments` then lists the segments by their first passage_id, and the layout
+is checked on the written index, so a Tantivy that writes otherwise only costs the fast
+path, never correctness.
+
+Search cost: tantivy-py scores every passage that matches any query term (its collector
+runs no block-max WAND), so a query costs the postings of its terms. Queries of several
+terms score only the passages that can reach the top k (:mod:`wikigym.corpora.prune`);
+one-word queries on frequent terms are answered from champion lists written with the
+index (:mod:`wikigym.corpora.champions`). Both give the full query's hits and scores.
 
 Analysis: tantivy's ``en_stem`` chain (simple tokenizer, long tokens removed, lower case,
 English Snowball stemmer) with Lucene's 33 English stop words removed before stemming, as
@@ -41,6 +49,7 @@ par (HotpotQA recall@5, see benchmarks/results). The passage text is stored sepa
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
@@ -52,6 +61,7 @@ from typing import TypeVar
 
 import tantivy
 
+from wikigym.corpora import champions
 from wikigym.corpora.analysis import (
     STEMMERS,
     cjk_bigrams,
@@ -59,8 +69,11 @@ from wikigym.corpora.analysis import (
     stemmer_for,
     uses_bigrams,
 )
+from wikigym.corpora.champions import ChampionLists
 from wikigym.corpora.memory import give_back_freed_memory
+from wikigym.corpora.prune import Pruner
 from wikigym.corpora.readonly import ReadOnlyIndex
+from wikigym.corpora.topk import RUN_FIELD, Scored, TopK
 from wikigym.errors import SnapshotError
 
 TOKENIZER = "en_stem"
@@ -75,10 +88,16 @@ SOURCE_ID_FIELD = "source_passage_id"
 TITLE_BOOST = 0.5  # measured on HotpotQA: recall@5 0.788 at 0.5, 0.718 at 2.0, 0.725 at 0
 MAX_QUERY_TERMS = 64
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops tokens of this many UTF-8 bytes or more
-# Passages per segment. ~90 MB of writer heap for generated or Wikipedia passages of 100
-# words, well under the 256 MB heap: a segment is never cut early by a full heap, and the
-# heap in use does not grow with the corpus.
-SEGMENT_DOCS = 1 << 19
+# A run (one segment) ends at SEGMENT_DOCS passages or once its passage text (title and
+# body, UTF-8 bytes) reaches its writer heap / HEAP_PER_TEXT_BYTE, whichever comes first.
+# Tantivy's writer holds ~1.4 heap bytes per text byte (1.04M passages of the generated
+# world in one segment: +136 MB), so a run fits its heap and is one segment; the heap, and
+# so the build's memory, does not grow with the corpus. Fewer, larger segments search
+# faster (``benchmarks/results/scale.md``): the defaults are measured there.
+SEGMENT_DOCS = 1 << 22
+INDEX_HEAP_MB = 1024
+MIN_INDEX_MEMORY_MB = 16  # Tantivy refuses a writer heap below ~15 MB
+HEAP_PER_TEXT_BYTE = 2
 # Everything that is not a letter, digit or mark separates terms. This removes the query
 # language (quotes, +/-, field:, ranges, parentheses, wildcards) from model-written text.
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -170,6 +189,20 @@ class IndexConfig:
             builder = builder.filter(tantivy.Filter.stemmer(self.stemmer))
         return builder.build()
 
+    def token_analyzer(self) -> tantivy.TextAnalyzer:
+        """The body's analyzer as an object (Tantivy's built-in ``en_stem`` rebuilt when it
+        is used as is), to analyze query words the way the query parser does."""
+        analyzer = self.analyzer()
+        if analyzer is not None:
+            return analyzer
+        return (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english"))
+            .build()
+        )
+
     def register(self, index: tantivy.Index) -> None:
         """Register the custom analyzer on ``index`` (needed for every opened Index)."""
         analyzer = self.analyzer()
@@ -236,8 +269,9 @@ def _numeric(data: dict[str, object], key: str, default: float) -> float | str:
 
 
 def passage_schema(config: IndexConfig) -> tantivy.Schema:
-    """Schema: passage_id (fast, stored), doc_id (fast, stored), title, body (stemmed) and,
-    with ``title_in_body``, the stored passage text."""
+    """Schema: passage_id (fast, stored), doc_id (fast, stored), title, body (stemmed),
+    with ``title_in_body`` the stored passage text, the source's passage id and the run
+    marker (indexed only)."""
     builder = (
         tantivy.SchemaBuilder()
         .add_integer_field("passage_id", stored=True, indexed=True, fast=True)
@@ -252,6 +286,9 @@ def passage_schema(config: IndexConfig) -> tantivy.Schema:
         builder = builder.add_text_field("body", stored=True, tokenizer_name=config.analyzer_name)
     # The source's own passage id (DPR/KILT), returned with hits; absent for other sources.
     builder = builder.add_bytes_field(SOURCE_ID_FIELD, stored=True, indexed=False, fast=False)
+    # The run (segment) a passage was written in, as the run's first passage_id: a search
+    # restricted to one segment (corpora.topk).
+    builder = builder.add_unsigned_field(RUN_FIELD, stored=False, indexed=True, fast=False)
     return builder.build()
 
 
@@ -281,9 +318,9 @@ class PassageIndexWriter:
         config: Index settings.
         threads: Tantivy writer threads. Results do not depend on it (see module doc); one
             thread fed in passage_id order gives the layout that searches fastest.
-        heap_mb: Total writer heap.
-        segment_docs: Passages per segment, each written by a writer of its own and never
-            merged (one writer thread only; see the module doc).
+        heap_mb: Writer heap (per run; a run's text is capped at heap / HEAP_PER_TEXT_BYTE).
+        segment_docs: Most passages per segment, each written by a writer of its own and
+            never merged (one writer thread only; see the module doc).
     """
 
     def __init__(
@@ -291,7 +328,7 @@ class PassageIndexWriter:
         path: Path,
         config: IndexConfig,
         threads: int = 1,
-        heap_mb: int = 256,
+        heap_mb: int = INDEX_HEAP_MB,
         segment_docs: int = SEGMENT_DOCS,
     ) -> None:
         if segment_docs < 1:
@@ -311,6 +348,9 @@ class PassageIndexWriter:
         self._segments: list[dict[str, object]] = []
         self._run: Path | None = None
         self._in_run = 0
+        self._run_bytes = 0
+        self._run_budget = self._heap // HEAP_PER_TEXT_BYTE
+        self._run_first = 0
         self._writer: tantivy.IndexWriter | None = (
             None if self._segment_docs else self._index.writer(self._heap, self._threads)
         )
@@ -323,6 +363,7 @@ class PassageIndexWriter:
         self._config.register(index)
         self._runs += 1
         self._in_run = 0
+        self._run_bytes = 0
         return index.writer(self._heap, 1)
 
     def _close_run(self) -> None:
@@ -362,9 +403,18 @@ class PassageIndexWriter:
             doc.add_bytes(SOURCE_ID_FIELD, source_id.encode("utf-8"))
         if self._writer is None:
             self._writer = self._open_run()
+            self._run_first = passage_id
+        # One marker per run (several writer threads: one run, no usable markers).
+        doc.add_unsigned(RUN_FIELD, self._run_first if self._segment_docs else 0)
         self._writer.add_document(doc)
         self._in_run += 1
-        if self._segment_docs and self._in_run >= self._segment_docs:
+        # Characters, not bytes: the UTF-8 size of non-ASCII text is at most 4x, and the
+        # measured 1.4 heap bytes per byte leave room under HEAP_PER_TEXT_BYTE; a run that
+        # overfills its heap only becomes two segments with one marker (see _run_markers).
+        self._run_bytes += len(title) + len(body)
+        if self._segment_docs and (
+            self._in_run >= self._segment_docs or self._run_bytes >= self._run_budget
+        ):
             self._close_run()
 
     def abort(self) -> None:
@@ -443,6 +493,78 @@ def _first_ids(searcher: tantivy.Searcher, sizes: list[int]) -> list[int | float
     ]
 
 
+def _run_markers(searcher: tantivy.Searcher, sizes: list[int] | None) -> list[int] | None:
+    """Each segment's run marker (the first passage_id of its run), when every run is one
+    segment or two (Tantivy flushes a run early if its heap fills): a search restricted to
+    a marker then spans at most two segments, whose merge is exact (``corpora.topk``).
+    None otherwise (an index written before markers, by several threads, or a run split
+    more)."""
+    if sizes is None or len(sizes) != searcher.num_segments or 0 in sizes:
+        return None
+    firsts = _first_ids(searcher, sizes)
+    runs: list[int] = []
+    ordinal = 0
+    while ordinal < len(sizes):
+        first = firsts[ordinal]
+        if not isinstance(first, int) or isinstance(first, bool):
+            return None
+        try:
+            held = searcher.doc_freq(RUN_FIELD, first)
+        except ValueError:  # no run field
+            return None
+        span = 1 if held == sizes[ordinal] else 2
+        if span == 2 and (ordinal + 1 >= len(sizes) or held != sizes[ordinal] + sizes[ordinal + 1]):
+            return None
+        runs += [first] * span
+        ordinal += span
+    return runs
+
+
+def _segment_starts(searcher: tantivy.Searcher, sizes: list[int] | None) -> list[int] | None:
+    """Each segment's first passage_id when the segments hold consecutive ids in order
+    (segment i: ids ``starts[i] .. starts[i] + size - 1``), else None."""
+    if sizes is None or len(sizes) != searcher.num_segments or 0 in sizes:
+        return None
+    firsts = _first_ids(searcher, sizes)
+    lasts = [
+        searcher.fast_field_values("passage_id", [tantivy.DocAddress(o, n - 1)])[0]
+        for o, n in enumerate(sizes)
+    ]
+    if not all(isinstance(f, int) and not isinstance(f, bool) for f in firsts):
+        return None
+    starts = [int(str(f)) for f in firsts]
+    expected = starts[0]
+    for first, last, size in zip(starts, lasts, sizes, strict=True):
+        if first != expected or last != expected + size - 1:
+            return None
+        expected += size
+    return starts
+
+
+def write_champions(path: Path, config: IndexConfig, passages: Path, doc_order: str) -> int:
+    """Write the champion lists of the index at ``path`` (``corpora.champions``): the terms
+    of a sample of ``passages`` (the snapshot's passages table) that at least
+    ``champions.MIN_DOC_FREQ`` passages hold, each with its exact top passages. Returns the
+    number of terms (0, and no file, for an index whose title is a field of its own)."""
+    if not config.title_in_body:
+        return 0
+    searcher = PassageSearcher(path, config, doc_order, prune=False)
+    analyzer = config.token_analyzer()
+    seen: set[str] = set()
+    for text in champions.sampled_texts(passages, searcher.searcher.num_docs):
+        seen.update(analyzer.analyze(config.prepare(text)))
+    schema = searcher.index.schema
+    lists = []
+    for term in sorted(seen):
+        if searcher.searcher.doc_freq("body", term) < champions.MIN_DOC_FREQ:
+            continue
+        query = tantivy.Query.term_query(schema, "body", term, index_option="freq")
+        hits = searcher.topk.top(query, champions.CHAMPIONS)
+        ids = searcher.searcher.fast_field_values("passage_id", [a for _, a in hits])
+        lists.append((term, [_stored_int(i) for i in ids], [score for score, _ in hits]))
+    return champions.write(path / champions.FILE, lists)
+
+
 def order_segments(path: Path) -> None:
     """List the segments in ``meta.json`` by their first passage_id (written atomically).
 
@@ -519,14 +641,29 @@ class Hit:
 class PassageSearcher:
     """Read-only, thread-safe searcher over a built index.
 
+    Results are the exact top k by (score desc, passage_id asc) on any layout
+    (:mod:`wikigym.corpora.topk`); queries of several terms score only the documents that
+    can reach the top k (:mod:`wikigym.corpora.prune`), with the same hits and scores.
+
     Args:
         path: The index directory.
         config: The index settings it was built with.
         doc_order: The layout's ``doc_order`` from the manifest; ``"passage_id"`` enables
             the single-search path.
+        threads: Threads that search the segments of one query in parallel (1: one search
+            over all segments; see ``corpora.topk``). Never changes the results.
+        prune: Score only the documents that can reach the top k (MaxScore); never changes
+            the results.
     """
 
-    def __init__(self, path: Path, config: IndexConfig, doc_order: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        config: IndexConfig,
+        doc_order: str | None = None,
+        threads: int = 1,
+        prune: bool = True,
+    ) -> None:
         self.config = config
         self._opened = ReadOnlyIndex(path)  # keeps a read-only mount's private folder alive
         self.index = self._opened.index
@@ -535,9 +672,41 @@ class PassageSearcher:
         self.searcher = self.index.searcher()
         # Any segment count: the build checked that (segment, doc) order is passage_id order.
         self.ordered = doc_order == DOC_ORDER_PASSAGE_ID
+        sizes = _segment_sizes(path)
+        runs = _run_markers(self.searcher, sizes) if self.ordered else None
+        self.topk = TopK(self.searcher, self.index.schema, self.ordered, runs, threads)
+        # Champion lists answer one-word queries; they name passage ids, which an ordered
+        # index of consecutive ids maps to addresses without a lookup.
+        self._starts = _segment_starts(self.searcher, sizes) if self.ordered else None
+        self._champions: ChampionLists | None = None
+        if self._starts is not None and config.title_in_body and (path / champions.FILE).is_file():
+            try:
+                self._champions = ChampionLists(path / champions.FILE)
+            except (OSError, ValueError) as exc:
+                raise SnapshotError(f"{path}: unreadable champion lists ({exc})") from exc
+        # The bound needs Tantivy's document count: no deleted documents (ours never have).
+        exact_count = sizes is not None and sum(sizes) == self.searcher.num_docs
+        self._pruner = (
+            Pruner(self.searcher, self.index.schema, self.topk, "body", self._champions)
+            if prune and exact_count and config.title_in_body
+            else None
+        )
+        self._analyzer = config.token_analyzer()
+
+    @property
+    def paths(self) -> dict[str, int]:
+        """Queries by the way the pruner answered them (``corpora.prune``; for benchmarks)."""
+        return dict(self._pruner.paths) if self._pruner is not None else {}
 
     def build_query(self, text: str) -> tantivy.Query | None:
-        """The query for model-written ``text``; None when no term can match.
+        """The query for model-written ``text``; None when no term can match."""
+        plan = self._plan(text)
+        return None if plan is None else plan[0]
+
+    def _plan(self, text: str) -> tuple[tantivy.Query, list[str] | None] | None:
+        """The query for ``text`` and, when it is a flat union of one term per word on the
+        body, those terms in clause order (what :class:`Pruner` scores); None when no term
+        can match.
 
         Every term (a run of Python word characters, all alphanumeric to Tantivy's simple
         tokenizer too) is exactly one token to Tantivy; the analyzer then drops tokens of
@@ -556,18 +725,27 @@ class PassageSearcher:
         if not kept:
             # Only stop words ("A", "It", "The The"): the body has none of them indexed; the
             # title field keeps them.
-            return self._parse(" ".join(terms), ["title"], None)
+            return self._parse(" ".join(terms), ["title"], None), None
         text = " ".join(kept)
-        if self.config.title_in_body:
-            return self._parse(text, ["body"], None)
-        return self._parse(text, ["title", "body"], {"title": self.config.title_boost})
+        if not self.config.title_in_body:
+            return self._parse(text, ["title", "body"], {"title": self.config.title_boost}), None
+        try:
+            query = self.index.parse_query(text, ["body"])
+        except ValueError:
+            return self._parse(text, ["body"], None), None
+        # The parser makes one clause per distinct word, in order; a word that analyses to
+        # several tokens becomes a phrase, which the pruner does not score.
+        clauses = [self._analyzer.analyze(word) for word in dict.fromkeys(kept)]
+        if any(len(tokens) != 1 for tokens in clauses):
+            return query, None
+        return query, [tokens[0] for tokens in clauses]
 
     def _parse(
         self, text: str, fields: list[str], boosts: dict[str, float] | None
     ) -> tantivy.Query:
-        # The strict parser builds a flat union of term queries (block-max WAND); the lenient
-        # one nests each term and is ~2x slower on 1M passages. The terms are plain words, so
-        # strict parsing fails only on input the lenient parser then handles.
+        # The strict parser builds a flat union of term queries; the lenient one nests each
+        # term and is ~2x slower on 1M passages. The terms are plain words, so strict
+        # parsing fails only on input the lenient parser then handles.
         try:
             if boosts is None:
                 return self.index.parse_query(text, fields)
@@ -578,29 +756,33 @@ class PassageSearcher:
 
     def search(self, text: str, k: int) -> list[Hit]:
         """Top ``k`` passages by BM25, ties by passage_id ascending."""
+        return [self._hit(score, address) for score, address in self.top(text, k)]
+
+    def top(self, text: str, k: int) -> list[Scored]:
+        """Scores and addresses of the top ``k`` (what :meth:`search` fetches)."""
         if k <= 0:
             return []
-        query = self.build_query(text)
-        if query is None:
+        plan = self._plan(text)
+        if plan is None:
             return []
-        if self.ordered:
-            # Docs in passage_id order: Tantivy's tie order (ascending address) is ours.
-            return [self._hit(score, address) for score, address in self._top(query, k)]
-        # k + 1 hits tell whether the k-th score continues past the cut; fetch more only then.
-        limit = k + 1
-        while True:
-            hits = self._top(query, limit)
-            if len(hits) < limit or len(hits) <= k or hits[-1][0] < hits[k - 1][0]:
-                break
-            limit *= 8  # the k-th score is still repeating at the cut: look further
-        if not hits:
-            return []
-        ids = self.searcher.fast_field_values("passage_id", [a for _, a in hits])
-        ranked = sorted(zip(hits, ids, strict=True), key=lambda h: (-h[0][0], h[1]))[:k]
-        return [self._hit(score, address) for (score, address), _pid in ranked]
+        query, clauses = plan
+        if clauses is not None and len(clauses) == 1 and self._champions is not None:
+            listed = self._champions.top(clauses[0], k)
+            if listed is not None:
+                return [(score, self._address(pid)) for score, pid in listed]
+        if clauses is not None and self._pruner is not None:
+            return self._pruner.top(query, clauses, k)
+        return self.topk.top(query, k)
 
-    def _top(self, query: tantivy.Query, limit: int) -> list[tuple[float, tantivy.DocAddress]]:
-        return self.searcher.search(query, limit, count=False).hits
+    def close(self) -> None:
+        """Stop the search threads (``threads > 1``)."""
+        self.topk.close()
+
+    def _address(self, passage_id: int) -> tantivy.DocAddress:
+        """The address of a passage in an ordered index of consecutive ids."""
+        assert self._starts is not None
+        ordinal = bisect.bisect_right(self._starts, passage_id) - 1
+        return tantivy.DocAddress(ordinal, passage_id - self._starts[ordinal])
 
     def _hit(self, score: float, address: tantivy.DocAddress) -> Hit:
         doc = self.searcher.doc(address)
@@ -617,6 +799,13 @@ class PassageSearcher:
             text,
             origin.decode("utf-8") if origin is not None else None,
         )
+
+
+def _stored_int(value: object) -> int:
+    """A passage_id read from the fast field (every document of our index has one)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SnapshotError(f"index document: passage_id {value!r} is not an integer")
+    return value
 
 
 def _stored(doc: tantivy.Document, name: str, kind: type[_T]) -> _T:

@@ -111,6 +111,7 @@ class Snapshot:
         *,
         sql_memory_mb: int | None = None,
         sql_threads: int = SQL_THREADS,
+        search_threads: int = 1,
     ) -> None:
         path = Path(path)
         if manifest is None:  # Snapshot("dir"): opened as Snapshot.open("dir") opens it
@@ -126,7 +127,10 @@ class Snapshot:
         layout = manifest.get("index_layout", {})
         try:
             self._searcher = PassageSearcher(
-                path / INDEX_DIR, self.index_config, doc_order=layout.get("doc_order")
+                path / INDEX_DIR,
+                self.index_config,
+                doc_order=layout.get("doc_order"),
+                threads=search_threads,
             )
         except ValueError as exc:
             raise SnapshotCorruptedError(
@@ -173,6 +177,7 @@ class Snapshot:
         *,
         sql_memory_mb: int | None = None,
         sql_threads: int = SQL_THREADS,
+        search_threads: int = 1,
     ) -> Snapshot:
         """Open a snapshot.
 
@@ -186,6 +191,10 @@ class Snapshot:
                 DuckDB does not count every allocation (one huge string escapes it): a
                 process that runs untrusted SQL caps itself too (``wikigym corpus sql``).
             sql_threads: DuckDB's threads for :meth:`sql`.
+            search_threads: Threads that search the index's segments of one query in
+                parallel (1, the default, searches them in one call; more pays off on an
+                idle many-core machine with a many-segment index, see
+                ``benchmarks/results/scale.md``). Never changes the results.
 
         Raises:
             SnapshotError: Not a snapshot, or of another format version.
@@ -200,7 +209,13 @@ class Snapshot:
             raise ConfigError(f"sql_threads must be >= 1, got {sql_threads}")
         path = Path(path)
         manifest = checked_manifest(path, verify)
-        return cls(path, manifest, sql_memory_mb=sql_memory_mb, sql_threads=sql_threads)
+        return cls(
+            path,
+            manifest,
+            sql_memory_mb=sql_memory_mb,
+            sql_threads=sql_threads,
+            search_threads=search_threads,
+        )
 
     # ---- search -------------------------------------------------------------------
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -214,6 +229,16 @@ class Snapshot:
             raise TypeError(f"query must be str, got {type(query).__name__}")
         k = min(int(k), self.num_passages)  # a huge k must not size a huge heap
         return self._searcher.search(query, k)
+
+    @property
+    def index_segments(self) -> int:
+        """Segments of the index (``index_layout.segments``)."""
+        return int(self._searcher.searcher.num_segments)
+
+    @property
+    def search_paths(self) -> dict[str, int]:
+        """How this process's searches were answered: counts by way (``corpora.prune``)."""
+        return self._searcher.paths
 
     # ---- lookup -------------------------------------------------------------------
     def _cursor(self) -> duckdb.DuckDBPyConnection:
@@ -373,6 +398,7 @@ class Snapshot:
 
     def close(self) -> None:
         self._db.close()
+        self._searcher.close()
 
     def __enter__(self) -> Snapshot:
         return self
