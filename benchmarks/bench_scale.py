@@ -568,14 +568,17 @@ def _qps(row: dict[str, Any], system: str, threads: int) -> float:
 SYSTEMS = ("wikigym", "tantivy-raw", "bm25s", "lucene")
 
 
-def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Power-law fits over the measured sizes, evaluated at wiki-18 and English Wikipedia."""
+def extrapolate(
+    rows: list[dict[str, Any]], curves: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """Power-law fits over the measured sizes, evaluated at wiki-18 and English Wikipedia.
+
+    Builds by another code (a "note" says so) stay out of the build fits: a fit across codes
+    measures the change of code, not size (no build fit when fewer than two remain). With
+    ``curves`` (growth runs), latency is fitted on the last one's sizes, measured in one run
+    under one load, instead of on search records of several days."""
     xs = [float(r["build"]["counts"]["passages"]) for r in rows]
-    # Builds by another code (a "note" says so) stay out of the build fits when at least two
-    # builds of this code remain: a fit across codes measures the change of code, not size.
     own = [("note" not in r["build"]) for r in rows]
-    if sum(own) < 2:
-        own = [True] * len(rows)
     nan = float("nan")
 
     def built(key: str, scale: Callable[[float], float]) -> list[float]:
@@ -587,6 +590,16 @@ def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "index GiB": built("index_bytes", common.gib),
         "snapshot GiB": built("snapshot_bytes", common.gib),
     }
+    if curves:
+        curve = curves[-1]
+        sizes = sorted({r["passages"] for r in curve["rows"]})
+        lat: dict[str, list[float]] = {}
+        for system in SYSTEMS:
+            for key in ("p50_ms", "p99_ms"):
+                by_size = {r["passages"]: r[key] for r in curve["rows"] if r["system"] == system}
+                if by_size:
+                    lat[f"{system} {key}"] = [by_size.get(n, nan) for n in sizes]
+        return _fits(xs, series) | _fits([float(n) for n in sizes], lat)
     # Latency of the current search code only when two sizes have it (interleaved records):
     # a fit across code versions measures the change of code, not of size.
     fresh = [bool(r.get("search", {}).get("interleaved")) for r in rows]
@@ -597,6 +610,11 @@ def extrapolate(rows: list[dict[str, Any]]) -> dict[str, Any]:
             series[f"{system} {key}"] = [
                 _lat(r, system, key) if f else nan for r, f in zip(rows, fresh, strict=True)
             ]
+    return _fits(xs, series)
+
+
+def _fits(xs: Sequence[float], series: dict[str, list[float]]) -> dict[str, Any]:
+    """Each series' power-law fit (latency: the two largest sizes), at 21M and 45M."""
     out: dict[str, Any] = {}
     for name, ys in series.items():
         pts = [(x, y) for x, y in zip(xs, ys, strict=True) if y == y and y > 0]
@@ -841,8 +859,8 @@ def stage_report(args: argparse.Namespace) -> None:
     if not args.records and not args.records_from:
         raise SystemExit("report: give --records, --records-from or both")
     rows = load_records(args.records, records_from_results(args.records_from))
-    extra = extrapolate(rows)
     curves = [json.loads(p.read_text(encoding="utf-8")) for p in args.curves]
+    extra = extrapolate(rows, curves)
     md = render(rows, extra)
     if curves:
         md += "\n" + "\n".join(render_curves(curves))
