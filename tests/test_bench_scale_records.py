@@ -88,3 +88,30 @@ def test_curve_extrapolates_from_the_top_size_by_its_exponent() -> None:
     p50_21m = 2.0 * (bench_scale.WIKI18_PASSAGES / 4_000_000) ** 0.5
     assert cells[5] == f"{p50_21m:.3f}"
     assert cells[8] == f"{4.0 * (bench_scale.ENWIKI_PASSAGES / 4_000_000) ** 0.5:.3f}"
+
+
+def test_extrapolation_fits_no_build_across_codes_and_latency_from_the_growth_run() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_scale
+
+    def row(n: int, seconds: float, note: bool, p50: float) -> dict[str, object]:
+        build = {"counts": {"passages": n}, "seconds": seconds, "peak_rss_bytes": 2**30}
+        build |= {"index_bytes": 2**29, "snapshot_bytes": 2**30}
+        if note:
+            build["note"] = "another code's build"
+        search = {"interleaved": True, "systems": {"wikigym": {"p50_ms": p50, "p99_ms": 9.0}}}
+        return {"build": build, "search": search}
+
+    rows = [row(1_000_000, 100.0, True, 5.0), row(4_000_000, 200.0, False, 50.0)]
+    fits = bench_scale.extrapolate(rows)
+    assert "build seconds" not in fits  # one build of this code is no curve
+    assert fits["wikigym p50_ms"]["from_points"][0][1] == 5.0  # the search rows
+    curve = {
+        "rows": [
+            {"passages": n, "system": "wikigym", "p50_ms": ms, "p99_ms": ms}
+            for n, ms in ((1_000_000, 1.0), (4_000_000, 2.0))
+        ]
+    }
+    fits = bench_scale.extrapolate(rows, [curve])
+    assert fits["wikigym p50_ms"]["fit"].endswith("passages^0.500")  # the growth run's
+    assert "build seconds" not in fits
