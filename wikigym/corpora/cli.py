@@ -11,6 +11,7 @@ from pathlib import Path
 
 from wikigym.cli_args import bounded
 from wikigym.cliutil import SubParsers
+from wikigym.corpora.index import INDEX_HEAP_MB, MIN_INDEX_MEMORY_MB
 from wikigym.corpora.memory import data_limit
 from wikigym.corpora.snapshot import MIN_SQL_MEMORY_MB, SQL_THREADS
 from wikigym.errors import SnapshotCorruptedError, WikigymError
@@ -44,10 +45,11 @@ def add_parser(sub: SubParsers) -> None:
     b.add_argument("--passage-words", type=int, default=100, help="target words per passage")
     b.add_argument(
         "--index-memory-mb",
-        type=int,
+        type=bounded(int, MIN_INDEX_MEMORY_MB),
         default=None,
-        help="the index writer's heap in MB (default 1024): it bounds the build's memory and "
-        "sets the segment size; fewer, larger segments search faster (results do not change)",
+        help=f"the index writer's heap in MB (default {INDEX_HEAP_MB}): it bounds the build's "
+        "memory and sets the segment size; fewer, larger segments search faster (results do "
+        "not change)",
     )
     b.add_argument(
         "--no-stopwords",
@@ -112,7 +114,7 @@ def add_parser(sub: SubParsers) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from wikigym.corpora.build import BuildConfig, build_snapshot
-    from wikigym.corpora.index import MIN_INDEX_MEMORY_MB, IndexConfig
+    from wikigym.corpora.index import IndexConfig
     from wikigym.corpora.sources import open_build_source
     from wikigym.corpora.wikidata import open_facts_file
 
@@ -130,11 +132,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         language=args.language,
     )
     if args.index_memory_mb is not None:
-        if args.index_memory_mb < MIN_INDEX_MEMORY_MB:
-            raise WikigymError(
-                f"--index-memory-mb expects at least {MIN_INDEX_MEMORY_MB} (Tantivy's smallest "
-                f"writer heap), got {args.index_memory_mb}"
-            )
         config = replace(config, index_memory_mb=args.index_memory_mb)
     if args.sources == [SYNTHETIC] and args.facts is not None:
         raise WikigymError(
