@@ -490,7 +490,7 @@ def test_sql_limits_of_the_api(kilt: Path, tmp_path: Path, monkeypatch: pytest.M
         )
     assert list(tmp_path.iterdir()) == []  # nothing spilled into the working directory
     assert Snapshot.open(kilt).sql(settings).to_pylist()[0]["t"] == 1  # the default
-    for bad in ({"sql_memory_mb": 8}, {"sql_threads": 0}):
+    for bad in ({"sql_memory_mb": 8}, {"sql_threads": 0}, {"search_threads": 0}):
         with pytest.raises(ConfigError):
             Snapshot.open(kilt, **bad)  # type: ignore[arg-type]
 

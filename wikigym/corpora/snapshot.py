@@ -191,15 +191,15 @@ class Snapshot:
                 DuckDB does not count every allocation (one huge string escapes it): a
                 process that runs untrusted SQL caps itself too (``wikigym corpus sql``).
             sql_threads: DuckDB's threads for :meth:`sql`.
-            search_threads: Threads that search the index's segments of one query in
-                parallel (1, the default, searches them in one call; more pays off on an
-                idle many-core machine with a many-segment index, see
+            search_threads: Threads that search the index's runs of one query in
+                parallel (1, the default, searches them in one call; on 2 cores at 10.19M
+                passages two threads were slower, and more cores are not measured, see
                 ``benchmarks/results/scale.md``). Never changes the results.
 
         Raises:
             SnapshotError: Not a snapshot, or of another format version.
             SnapshotCorruptedError: Files differ from the manifest (each one named).
-            ConfigError: ``sql_memory_mb`` or ``sql_threads`` below 1.
+            ConfigError: ``sql_memory_mb``, ``sql_threads`` or ``search_threads`` below 1.
         """
         if sql_memory_mb is not None and sql_memory_mb < MIN_SQL_MEMORY_MB:
             raise ConfigError(
@@ -207,6 +207,8 @@ class Snapshot:
             )
         if sql_threads < 1:
             raise ConfigError(f"sql_threads must be >= 1, got {sql_threads}")
+        if search_threads < 1:
+            raise ConfigError(f"search_threads must be >= 1, got {search_threads}")
         path = Path(path)
         manifest = checked_manifest(path, verify)
         return cls(
